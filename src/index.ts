@@ -10,6 +10,7 @@ export type { ClaimOptions, AckOptions, NackOptions, ExtendLeaseOptions } from '
 export { BatchQueue } from './queue/batch-queue.js';
 export type { BatchQueueOptions, SortedQueueOptions, Comparator } from './queue/queue-options.js';
 export { SortedQueue } from './queue/sorted-queue.js';
+export type { UpToOptions } from './queue/sorted-queue.js';
 export { TimeSortedQueue } from './queue/time-sorted-queue.js';
 export type { TimeSortedQueueOptions, TimeTakeOptions } from './queue/time-sorted-queue.js';
 export type { BatchSource, MaybePromise, QueueCounts } from './queue/batch-source.js';

@@ -2,8 +2,16 @@
  * SortedQueue: values published per key, keys taken in order of a sort key of your choice.
  */
 import { InvalidArgumentError } from '../errors.js';
-import { BatchQueue } from './batch-queue.js';
+import * as check from '../validate.js';
+import type { Batch, ClaimedBatch } from './batch.js';
+import { BatchQueue, type ClaimOptions } from './batch-queue.js';
 import { compareNumbers, type Comparator, type SortedQueueOptions } from './queue-options.js';
+
+/** Options of `pull` and `claim` on a {@link SortedQueue}. */
+export interface UpToOptions<S> {
+  /** Take only keys whose place is at most this sort key (e.g. a due time). @default no bound */
+  upTo?: S;
+}
 
 /**
  * A queue of per-key batches ordered by sort key. A key has one place: the smallest sort key
@@ -43,6 +51,19 @@ export class SortedQueue<S = number, K = string, V = unknown> extends BatchQueue
     this.add(sortKey, key, value);
   }
 
+  /**
+   * Removes and returns batches in place order; see {@link BatchQueue.pull} for the
+   * `maxMessages` rules. With `upTo`, only keys whose place is at most `upTo`.
+   */
+  override pull(maxMessages?: number, options?: UpToOptions<S>): Batch<K, V>[] {
+    return this.pullUpTo(maxMessages, this.#upTo(options));
+  }
+
+  /** Claims batches in place order; see {@link BatchQueue.claim}. With `upTo`, only keys whose place is at most `upTo`. */
+  override claim(maxMessages?: number, options?: ClaimOptions & UpToOptions<S>): ClaimedBatch<K, V>[] {
+    return this.claimUpTo(maxMessages, this.#upTo(options), options);
+  }
+
   /** Every key here is claimable at once, so a key placed now is due now. */
   protected override dueAtOf(): number {
     return this.now();
@@ -57,15 +78,21 @@ export class SortedQueue<S = number, K = string, V = unknown> extends BatchQueue
     return this.head() === undefined ? this.nextReturnAt() : now;
   }
 
-  #checkSortKey(sortKey: S): void {
-    if (sortKey === undefined) throw new InvalidArgumentError('sortKey', 'a sort key other than undefined', sortKey);
+  #upTo(options: UpToOptions<S> | undefined): S | undefined {
+    const upTo = check.optionsObject('options', options).upTo;
+    if (upTo !== undefined) this.#checkSortKey(upTo, 'options.upTo');
+    return upTo;
+  }
+
+  #checkSortKey(sortKey: S, name = 'sortKey'): void {
+    if (sortKey === undefined) throw new InvalidArgumentError(name, 'a sort key other than undefined', sortKey);
     if (this.#custom === undefined) {
       if (typeof sortKey !== 'number' || Number.isNaN(sortKey)) {
-        throw new InvalidArgumentError('sortKey', 'a number other than NaN (or pass options.compare)', sortKey);
+        throw new InvalidArgumentError(name, 'a number other than NaN (or pass options.compare)', sortKey);
       }
     } else if (this.#custom(sortKey, sortKey) !== 0) {
       // A comparator that does not find a value equal to itself (NaN inside, say) would corrupt the index.
-      throw new InvalidArgumentError('sortKey', 'a sort key that options.compare finds equal to itself', sortKey);
+      throw new InvalidArgumentError(name, 'a sort key that options.compare finds equal to itself', sortKey);
     }
   }
 }
