@@ -107,7 +107,7 @@ export class TimerWheel<K> {
   /** Entries across the ring, including stale ones (cancelled keys, superseded slots). */
   #entries = 0;
   /** Last tick processed. Every held key is due after it. */
-  #processed: number;
+  #processed = 0;
   #timer: NodeJS.Timeout | undefined;
   #immediate: NodeJS.Immediate | undefined;
   /** Inside the timer callback: touches and cancels leave scheduling to its end. */
@@ -127,7 +127,6 @@ export class TimerWheel<K> {
     this.#slotCount = this.#settings.slots;
     this.#ring = new Array<Set<K> | undefined>(this.#slotCount).fill(undefined);
     this.#start = this.#clock.now();
-    this.#processed = 0;
   }
 
   /** Keys held (armed and not yet expired or cancelled). */
@@ -158,9 +157,10 @@ export class TimerWheel<K> {
     if (key === undefined || key === null) throw new InvalidArgumentError('key', 'a value other than undefined or null', key);
     const timeout = timeoutMs === undefined ? this.#timeoutMs : validTimeout('timeoutMs', timeoutMs);
     const now = this.#clock.now();
-    // The first tick at or after now + timeout. It is after #processed, since ticks are only
-    // processed once the clock has reached them and the timeout is positive.
-    const due = Math.ceil((now - this.#start + timeout) / this.#tickMs);
+    const elapsed = now - this.#start;
+    // The first tick at or after now + timeout, and at least the tick after now's: ticks up to
+    // now's may be processed already (a sub-tick timeout on a tick boundary, float rounding).
+    const due = Math.max(Math.ceil((elapsed + timeout) / this.#tickMs), Math.floor(elapsed / this.#tickMs) + 1);
     const previous = this.#dueTicks.get(key);
     if (previous === undefined) {
       this.#insert(key, due, now);
