@@ -87,6 +87,51 @@ export class LeaseExpiredError extends DuebatchError {
   }
 }
 
+/** The endpoint answered with a status that is not an ack. */
+export class HttpStatusError extends DuebatchError {
+  readonly statusCode: number;
+  /** The start of the response body, for diagnosis. */
+  readonly body: string;
+
+  constructor(statusCode: number, body: string) {
+    super(ErrorCode.HTTP_STATUS, `endpoint answered ${statusCode}`);
+    this.statusCode = statusCode;
+    this.body = body;
+  }
+}
+
+/** The request failed below HTTP: connection refused or reset, DNS, TLS. `cause` holds undici's error. */
+export class NetworkError extends DuebatchError {
+  /** The socket or undici error code, e.g. `ECONNRESET`, `UND_ERR_SOCKET`. */
+  readonly errorCode: string | undefined;
+
+  constructor(errorCode: string | undefined, options: { cause: unknown }) {
+    super(ErrorCode.NETWORK, `request failed: ${errorCode ?? 'network error'}`, options);
+    this.errorCode = errorCode;
+  }
+}
+
+/** The endpoint did not send headers or body in time. */
+export class TimeoutError extends DuebatchError {
+  constructor(options: { cause: unknown }) {
+    super(ErrorCode.TIMEOUT, 'request timed out', options);
+  }
+}
+
+/** A batch's values could not be serialized (a cycle, a BigInt, a throwing `serialize`). */
+export class SerializeError extends DuebatchError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(ErrorCode.SERIALIZE, message, options);
+  }
+}
+
+/** `endpoint(key)` threw, or gave something that is not an http(s) URL. */
+export class InvalidEndpointError extends DuebatchError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(ErrorCode.INVALID_ENDPOINT, message, options);
+  }
+}
+
 /** A storage backend (e.g. Redis) failed: connection lost, script error. `cause` holds the client's error. */
 export class StoreError extends DuebatchError {
   constructor(message: string, options?: { cause?: unknown }) {

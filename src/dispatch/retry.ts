@@ -120,17 +120,17 @@ export function resolveRetryOptions(options: Partial<RetryOptions> = {}): RetryO
     ...(options.random === undefined ? {} : { random: options.random }),
   };
   if (!Number.isSafeInteger(resolved.maxAttempts) || resolved.maxAttempts < 1) {
-    throw new InvalidArgumentError('retry.maxAttempts', 'a positive integer', resolved.maxAttempts);
+    throw new InvalidArgumentError('options.maxAttempts', 'a positive integer', resolved.maxAttempts);
   }
   validateDelays(resolved);
   if (!isArrayOf(resolved.retryStatuses, (s) => Number.isInteger(s) && s >= 100 && s <= 599)) {
-    throw new InvalidArgumentError('retry.retryStatuses', 'an array of HTTP status codes', resolved.retryStatuses);
+    throw new InvalidArgumentError('options.retryStatuses', 'an array of HTTP status codes', resolved.retryStatuses);
   }
   if (!isArrayOf(resolved.retryErrorCodes, (code) => typeof code === 'string')) {
-    throw new InvalidArgumentError('retry.retryErrorCodes', 'an array of strings', resolved.retryErrorCodes);
+    throw new InvalidArgumentError('options.retryErrorCodes', 'an array of strings', resolved.retryErrorCodes);
   }
   if (resolved.random !== undefined && typeof resolved.random !== 'function') {
-    throw new InvalidArgumentError('retry.random', 'a function returning a number in [0, 1)', resolved.random);
+    throw new InvalidArgumentError('options.random', 'a function returning a number in [0, 1)', resolved.random);
   }
   return resolved;
 }
@@ -180,12 +180,12 @@ export function classifyError(error: unknown): DeliveryFailure {
 function validateDelays<T extends BackoffOptions>(options: T): T {
   const { minDelayMs, maxDelayMs } = options;
   if (!Number.isFinite(minDelayMs) || minDelayMs < 0) {
-    throw new InvalidArgumentError('retry.minDelayMs', 'a non-negative number', minDelayMs);
+    throw new InvalidArgumentError('options.minDelayMs', 'a non-negative number', minDelayMs);
   }
   // sleep() hands the delay to setTimeout, which fires anything longer than 2^31-1 ms after 1 ms.
   if (!Number.isFinite(maxDelayMs) || maxDelayMs < minDelayMs || maxDelayMs > MAX_TIMER_DELAY_MS) {
     const expected = `a number from minDelayMs (${minDelayMs}) to 2^31-1`;
-    throw new InvalidArgumentError('retry.maxDelayMs', expected, maxDelayMs);
+    throw new InvalidArgumentError('options.maxDelayMs', expected, maxDelayMs);
   }
   return options;
 }

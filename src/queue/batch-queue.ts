@@ -20,6 +20,10 @@ import { takeValues, batchLength } from './take.js';
 export interface ClaimOptions {
   /** Lease of these batches. @default the queue's `leaseMs` */
   leaseMs?: number;
+  /** Most batches to claim, e.g. a consumer's free concurrency slots. @default no bound */
+  maxBatches?: number;
+  /** Also take keys deferred by a nack, as if their delay had run out (shutdown). @default false */
+  includeDeferred?: boolean;
 }
 
 /** Options of `ack`. */
@@ -238,6 +242,20 @@ export abstract class BatchQueue<S, K, V> {
     return removed;
   }
 
+  /**
+   * Makes a key deferred by a nack claimable now (e.g. resuming a paused customer).
+   * Returns whether the key was deferred.
+   */
+  resume(key: K): boolean {
+    checkKey(key);
+    const state = this.#map.get(key);
+    if (state === undefined || (state.extra?.notBefore ?? 0) === 0) return false;
+    this.#update(state, () => {
+      state.more().notBefore = 0;
+    });
+    return true;
+  }
+
   /** Removes everything: pending values and claims (their ids become unknown). */
   clear(): void {
     this.#map.clear();
@@ -376,7 +394,9 @@ export abstract class BatchQueue<S, K, V> {
   protected claimUpTo(maxMessages: number | undefined, upTo: S | undefined, options: ClaimOptions | undefined): ClaimedBatch<K, V>[] {
     const o = check.optionsObject('options', options);
     const leaseMs = check.positiveNumber('options.leaseMs', o.leaseMs ?? this.options.leaseMs);
-    const picks = this.#select(maxMessages, upTo);
+    const maxBatches = o.maxBatches === undefined ? Infinity : check.positiveInteger('options.maxBatches', o.maxBatches);
+    if (check.boolean('options.includeDeferred', o.includeDeferred ?? false)) this.#undeferAll();
+    const picks = this.#select(maxMessages, upTo, maxBatches);
     const leaseExpiresAt = this.now() + leaseMs;
     const batches: ClaimedBatch<K, V>[] = [];
     for (let i = 0; i < picks.length; i += 2) {
@@ -396,8 +416,16 @@ export abstract class BatchQueue<S, K, V> {
 
   // --- internals ------------------------------------------------------------------------------
 
+  #undeferAll(): void {
+    for (let state = this.#deferred.minKey(); state !== undefined; state = this.#deferred.minKey()) {
+      this.#update(state, () => {
+        state.more().notBefore = 0;
+      });
+    }
+  }
+
   /** Picks `[state, count, state, count, …]` in place order within the bound. */
-  #select(maxMessages: number | undefined, upTo: S | undefined): (State<S, K, V> | number)[] {
+  #select(maxMessages: number | undefined, upTo: S | undefined, maxBatches = Infinity): (State<S, K, V> | number)[] {
     let remaining = maxMessages === undefined ? Infinity : check.positiveInteger('maxMessages', maxMessages);
     this.tick();
     const picks: (State<S, K, V> | number)[] = [];
@@ -408,7 +436,7 @@ export abstract class BatchQueue<S, K, V> {
       if (count <= remaining) {
         picks.push(state, count);
         remaining -= count;
-        if (remaining === 0) break;
+        if (remaining === 0 || picks.length === maxBatches * 2) break;
       } else {
         if (picks.length === 0) picks.push(state, remaining);
         break;
@@ -554,9 +582,9 @@ export abstract class BatchQueue<S, K, V> {
     const record = this.#claims.get(id);
     if (record === undefined) throw new UnknownBatchError(id);
     if (record.status === 'returned') {
-      if (record.returnedBy === 'expired' && (token === undefined || record.expiredTokens?.includes(token) === true)) {
-        throw new LeaseExpiredError(id);
-      }
+      // A token whose lease ran out is stale whatever happened since (a later claim may have nacked the batch).
+      const expiredToken = token !== undefined && record.expiredTokens?.includes(token) === true;
+      if (expiredToken || (token === undefined && record.returnedBy === 'expired')) throw new LeaseExpiredError(id);
       throw new UnknownBatchError(id);
     }
     if (token !== undefined && token !== record.token) {

@@ -17,10 +17,26 @@ export interface QueueCounts {
   keys: number;
 }
 
+/** Options of {@link BatchSource.claim}. */
+export interface SourceClaimOptions {
+  leaseMs?: number;
+  maxBatches?: number;
+  force?: boolean;
+  includeDeferred?: boolean;
+}
+
 /** A queue of per-key batches that a consumer claims, then acks or nacks. */
 export interface BatchSource<K, V> {
-  /** Claims due batches, `maxMessages` values at most in all; `force` takes keys that are not due yet. */
-  claim(maxMessages: number, options?: { leaseMs?: number; force?: boolean }): MaybePromise<ClaimedBatch<K, V>[]>;
+  /**
+   * True when other processes claim from the same queue (Redis). A closing dispatcher then
+   * finishes or returns its own claims instead of draining the queue.
+   */
+  readonly shared?: boolean;
+  /**
+   * Claims due batches in place order: `maxMessages` values and `maxBatches` batches at most;
+   * `force` also takes keys that are not due yet, `includeDeferred` keys deferred by a nack.
+   */
+  claim(maxMessages: number, options?: SourceClaimOptions): MaybePromise<ClaimedBatch<K, V>[]>;
   /** Removes a claimed batch's values for good. */
   ack(batch: ClaimedBatch<K, V>): MaybePromise<void>;
   /** Puts a claimed batch back in front of its key, not claimable for `delayMs`. */
@@ -33,6 +49,8 @@ export interface BatchSource<K, V> {
   nextDueIn(): MaybePromise<number | undefined>;
   /** Calls `listener(dueInMs)` when a publish makes a key due at a new, possibly earlier, time. Returns an unsubscribe function. */
   onWake(listener: (dueInMs: number) => void): () => void;
+  /** Makes a key deferred by a nack claimable now; whether it was deferred. */
+  resume(key: K): MaybePromise<boolean>;
   /** What the queue holds now. */
   counts(): MaybePromise<QueueCounts>;
   /** Refuses further publishes. */

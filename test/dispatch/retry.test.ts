@@ -165,17 +165,17 @@ describe('resolveRetryOptions', () => {
   });
 
   it.each([
-    [{ maxAttempts: 0 }, 'retry.maxAttempts'],
-    [{ maxAttempts: 2.5 }, 'retry.maxAttempts'],
-    [{ minDelayMs: -1 }, 'retry.minDelayMs'],
-    [{ minDelayMs: Number.NaN }, 'retry.minDelayMs'],
-    [{ minDelayMs: 5000, maxDelayMs: 1000 }, 'retry.maxDelayMs'],
-    [{ maxDelayMs: -1 }, 'retry.maxDelayMs'],
-    [{ maxDelayMs: Number.POSITIVE_INFINITY }, 'retry.maxDelayMs'],
-    [{ maxDelayMs: 2 ** 31 }, 'retry.maxDelayMs'],
-    [{ retryStatuses: [503, 1000] }, 'retry.retryStatuses'],
-    [{ retryErrorCodes: [42] as unknown as string[] }, 'retry.retryErrorCodes'],
-    [{ random: 0.5 as unknown as () => number }, 'retry.random'],
+    [{ maxAttempts: 0 }, 'options.maxAttempts'],
+    [{ maxAttempts: 2.5 }, 'options.maxAttempts'],
+    [{ minDelayMs: -1 }, 'options.minDelayMs'],
+    [{ minDelayMs: Number.NaN }, 'options.minDelayMs'],
+    [{ minDelayMs: 5000, maxDelayMs: 1000 }, 'options.maxDelayMs'],
+    [{ maxDelayMs: -1 }, 'options.maxDelayMs'],
+    [{ maxDelayMs: Number.POSITIVE_INFINITY }, 'options.maxDelayMs'],
+    [{ maxDelayMs: 2 ** 31 }, 'options.maxDelayMs'],
+    [{ retryStatuses: [503, 1000] }, 'options.retryStatuses'],
+    [{ retryErrorCodes: [42] as unknown as string[] }, 'options.retryErrorCodes'],
+    [{ random: 0.5 as unknown as () => number }, 'options.random'],
   ])('rejects %j, naming %s', (options, argument) => {
     let thrown: unknown;
     try {
@@ -188,7 +188,7 @@ describe('resolveRetryOptions', () => {
   });
 
   it('says what it expected in the message', () => {
-    expect(() => resolveRetryOptions({ maxAttempts: 0 })).toThrow('retry.maxAttempts must be a positive integer, received 0');
+    expect(() => resolveRetryOptions({ maxAttempts: 0 })).toThrow('options.maxAttempts must be a positive integer, received 0');
   });
 });
 
