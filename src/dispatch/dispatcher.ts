@@ -80,7 +80,7 @@ export interface CloseOptions {
   timeoutMs?: number;
 }
 
-type Outcome = { kind: 'done' } | { kind: 'retry'; delayMs: number };
+type Outcome<K, V> = { kind: 'done' } | { kind: 'retry'; delayMs: number; event: RetryEvent<K, V>; paused: boolean };
 
 const shutdownReason: DeadLetterReason = { code: 'shutdown', message: 'the dispatcher closed before the batch was delivered' };
 
@@ -293,10 +293,15 @@ export class Dispatcher<K, V> extends EventEmitter<DispatcherEvents<K, V>> {
     }
     const parts = await this.#split(batch, body);
     for (const [i, [part, partBody]] of parts.entries()) {
+      // Each part may take the full request timeouts: renew the lease the parts share.
+      if (i > 0) await this.#source.extendLease(part, { leaseMs: this.#o.leaseMs });
       const outcome = await this.#sendPart(url, extra, part, partBody);
       if (outcome.kind === 'retry') {
         // Later parts go back too, behind this one, so the key's order holds.
         for (const [rest] of parts.slice(i)) await this.#source.nack(rest, { delayMs: outcome.delayMs });
+        // Told only now that the key is back in the queue, so a listener's resume(key) finds it deferred.
+        this.emit('retry', outcome.event);
+        if (outcome.paused) this.emit('paused', { key: part.key, until: this.#o.clock.now() + outcome.delayMs });
         return;
       }
     }
@@ -311,7 +316,7 @@ export class Dispatcher<K, V> extends EventEmitter<DispatcherEvents<K, V>> {
     return parts.map((part) => [part, encode(part.values)]);
   }
 
-  async #sendPart(url: URL, extra: Record<string, string> | undefined, part: ClaimedBatch<K, V>, body: Uint8Array): Promise<Outcome> {
+  async #sendPart(url: URL, extra: Record<string, string> | undefined, part: ClaimedBatch<K, V>, body: Uint8Array): Promise<Outcome<K, V>> {
     if (body.byteLength > this.#o.maxBodyBytes) {
       await this.#deadLetter(part, { code: 'too-large', message: `one value serializes to ${body.byteLength} bytes, over maxBodyBytes (${this.#o.maxBodyBytes})` });
       return { kind: 'done' };
@@ -342,7 +347,7 @@ export class Dispatcher<K, V> extends EventEmitter<DispatcherEvents<K, V>> {
     this.emit('sent', { batch: part, statusCode, latencyMs });
   }
 
-  async #failed(part: ClaimedBatch<K, V>, failure: DeliveryFailure, error: Error): Promise<Outcome> {
+  async #failed(part: ClaimedBatch<K, V>, failure: DeliveryFailure, error: Error): Promise<Outcome<K, V>> {
     let delayMs = this.#o.retryPolicy(failure, part.attempt);
     if (delayMs === undefined) {
       const rejected = failure.kind === 'status' && !this.#o.retryStatuses.includes(failure.statusCode);
@@ -355,13 +360,10 @@ export class Dispatcher<K, V> extends EventEmitter<DispatcherEvents<K, V>> {
       await this.#deadLetter(part, reason);
       return { kind: 'done' };
     }
-    if (this.#circuit?.failure(part.key, this.#o.clock.now()) === true) {
-      delayMs = Math.max(delayMs, this.#circuit.options.pauseMs);
-      this.emit('paused', { key: part.key, until: this.#o.clock.now() + delayMs });
-    }
+    const paused = this.#circuit?.failure(part.key, this.#o.clock.now()) === true;
+    if (paused) delayMs = Math.max(delayMs, this.#o.circuit?.pauseMs ?? 0);
     this.#counters.retries++;
-    this.emit('retry', { batch: part, attempt: part.attempt, delayMs, failure, error });
-    return { kind: 'retry', delayMs };
+    return { kind: 'retry', delayMs, paused, event: { batch: part, attempt: part.attempt, delayMs, failure, error } };
   }
 
   /** Past the close deadline: dead-letter as `shutdown`, or on a shared queue give the batch back. */
@@ -437,6 +439,8 @@ export class Dispatcher<K, V> extends EventEmitter<DispatcherEvents<K, V>> {
     if (this.#state === 'new') this.#state = 'running';
     this.#state = 'closing';
     await this.#source.close();
+    // A zero timeout (an aborted signal) stops at once: nothing more is sent, all is dead-lettered.
+    if (timeoutMs <= 0) this.#stop();
     const deadline = setTimeout(() => this.#stop(), Math.max(0, timeoutMs));
     try {
       await this.#forceUntilIdle();

@@ -34,7 +34,6 @@ describe('Dispatcher over a real HTTP server', () => {
   it('retries after a headers timeout, with the same webhook-id', async () => {
     const { receiver, queue, dispatcher } = await setup((_, i) => (i === 0 ? { hang: true } : { status: 200 }), {
       headersTimeoutMs: 100,
-      leaseMs: 1000,
     });
     const failures: string[] = [];
     dispatcher.on('retry', (event) => failures.push(event.failure.kind));
