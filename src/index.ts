@@ -38,3 +38,18 @@ export {
 export type { RetryPolicy, RetryOptions, DeliveryFailure, BackoffOptions } from './dispatch/retry.js';
 export { TimerWheel } from './timers/timer-wheel.js';
 export type { TimerWheelOptions, TimerWheelStats } from './timers/timer-wheel.js';
+export { DelayQueue } from './timers/delay-queue.js';
+export { MemoryDelayStore } from './timers/memory-delay-store.js';
+export type { MemoryDelayStoreOptions } from './timers/memory-delay-store.js';
+export type {
+  DelayedJob,
+  ScheduleOptions,
+  JobContext,
+  JobHandler,
+  JobRetryPolicy,
+  JobDeadLetter,
+  DelayQueueStats,
+  DelayQueueOptions,
+  DelayStore,
+  JobClaim,
+} from './timers/delay-queue-options.js';

@@ -61,7 +61,7 @@ export class ClaimTable<S, K, V> {
   readonly #records = new Map<string, ClaimRecord<S, K, V>>();
   readonly #leases = new BTree<ClaimRecord<S, K, V>, undefined>(undefined, compareLeases);
   /** Random per queue, so ids of another queue's batches are unknown here. */
-  readonly #prefix = randomBytes(6).toString('base64url');
+  readonly #prefix = randomBytes(6).toString('hex');
   #nextId = 0;
   #nextToken = 0;
   #nextLeaseSeq = 0;
