@@ -6,7 +6,7 @@ export * from './errors.js';
 export { monotonicClock, ManualClock, setLongTimeout, sleep, MAX_TIMER_DELAY_MS } from './time.js';
 export type { Clock, LongTimeout, LongTimeoutOptions } from './time.js';
 export type { Batch, ClaimedBatch, ClaimRef, QueueEntry } from './queue/batch.js';
-export type { ClaimOptions, AckOptions, NackOptions, ExtendLeaseOptions } from './queue/batch-queue.js';
+export type { ClaimOptions, AckOptions, NackOptions, ExtendLeaseOptions } from './queue/claim-options.js';
 export { BatchQueue } from './queue/batch-queue.js';
 export type { BatchQueueOptions, SortedQueueOptions, Comparator } from './queue/queue-options.js';
 export { SortedQueue } from './queue/sorted-queue.js';

@@ -10,50 +10,20 @@ import { InvalidArgumentError, LeaseExpiredError, QueueClosedError, QueueFullErr
 import * as check from '../validate.js';
 import type { Batch, ClaimedBatch, ClaimRef, QueueEntry } from './batch.js';
 import type { QueueCounts } from './batch-source.js';
-import { BTree } from './btree.js';
-import { ClaimRecord, ClaimTable, type ReturnReason } from './claims.js';
-import { KeyState, Location } from './key-state.js';
+import type { AckOptions, ClaimOptions, ExtendLeaseOptions, NackOptions } from './claim-options.js';
+import { ClaimRecord, ClaimTable } from './claims.js';
+import { checkKeyState } from './invariants.js';
+import { KeyIndex } from './key-index.js';
+import { KeyState } from './key-state.js';
+import { freshSeq, freshSortKey, insertReturned, setFreshPlace, takeReturned } from './places.js';
 import { resolveQueueOptions, type BatchQueueOptions, type Comparator, type ResolvedQueueOptions } from './queue-options.js';
-import { takeValues, batchLength } from './take.js';
+import { batchLength, takeValues } from './take.js';
 
-/** Options of `claim`. */
-export interface ClaimOptions {
-  /** Lease of these batches. @default the queue's `leaseMs` */
-  leaseMs?: number;
-  /** Most batches to claim, e.g. a consumer's free concurrency slots. @default no bound */
-  maxBatches?: number;
-  /** Also take keys deferred by a nack, as if their delay had run out (shutdown). @default false */
-  includeDeferred?: boolean;
-}
-
-/** Options of `ack`. */
-export interface AckOptions {
-  /** The claim's token; taken from the claimed batch when one is passed. Without it no staleness check is possible. */
-  token?: string;
-}
-
-/** Options of `nack`. */
-export interface NackOptions extends AckOptions {
-  /** The key is not claimable again before this time (queue clock). */
-  notBefore?: number;
-  /** The key is not claimable again for this many milliseconds. */
-  delayMs?: number;
-}
-
-/** Options of `extendLease`. */
-export interface ExtendLeaseOptions extends AckOptions {
-  /** New lease, from now. @default the queue's `leaseMs` */
-  leaseMs?: number;
-}
-
-type State<S, K, V> = KeyState<S, K, V>;
 
 export abstract class BatchQueue<S, K, V> {
   protected readonly options: ResolvedQueueOptions<V>;
   readonly #compare: Comparator<S>;
-  readonly #map = new Map<K, State<S, K, V>>();
-  readonly #ready: BTree<State<S, K, V>, undefined>;
-  readonly #deferred: BTree<State<S, K, V>, undefined>;
+  readonly #index: KeyIndex<S, K, V>;
   readonly #claims = new ClaimTable<S, K, V>();
   readonly #listeners = new Set<(dueInMs: number) => void>();
   #size = 0;
@@ -64,16 +34,7 @@ export abstract class BatchQueue<S, K, V> {
   protected constructor(options: BatchQueueOptions<V> | undefined, compare: Comparator<S>, numeric: boolean) {
     this.options = resolveQueueOptions(options);
     this.#compare = compare;
-    // A dedicated comparator on (sortKey, seq): the generic one is several times slower for numbers.
-    const byPlace = numeric
-      ? (a: State<S, K, V>, b: State<S, K, V>): number =>
-          a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : a.seq - b.seq
-      : (a: State<S, K, V>, b: State<S, K, V>): number => compare(a.sortKey, b.sortKey) || a.seq - b.seq;
-    this.#ready = new BTree<State<S, K, V>, undefined>(undefined, byPlace);
-    this.#deferred = new BTree<State<S, K, V>, undefined>(
-      undefined,
-      (a, b) => (a.extra?.notBefore ?? 0) - (b.extra?.notBefore ?? 0) || a.seq - b.seq,
-    );
+    this.#index = new KeyIndex<S, K, V>(compare, numeric, this.options.perKeyOrder, this.options.clock);
   }
 
   /** Pending values (claimable or deferred; claimed values not included). O(1), after returning expired leases. */
@@ -91,7 +52,9 @@ export abstract class BatchQueue<S, K, V> {
   /** Keys with pending values. O(1) while nothing is claimed, O(keys) otherwise. */
   get keyCount(): number {
     this.tick();
-    return this.#map.size - this.#keysWithOnlyClaims();
+    let keys = this.#index.states.size;
+    if (this.#claimed > 0) for (const state of this.#index.states.values()) if (state.pending === 0) keys--;
+    return keys;
   }
 
   /** Pending values, claimed values and keys, in one call. */
@@ -156,9 +119,9 @@ export abstract class BatchQueue<S, K, V> {
     const state = this.#stateOf(record);
     this.#claims.delete(record);
     this.#claimed -= record.values.length;
-    this.#update(state, () => {
-      state.more().claims--;
-    });
+    this.#index.unplace(state);
+    state.more().claims--;
+    this.#index.place(state);
   }
 
   /**
@@ -199,9 +162,8 @@ export abstract class BatchQueue<S, K, V> {
       throw new InvalidArgumentError('counts', `counts summing to the batch's ${record.values.length} values`, total);
     }
     if (counts.length === 1) return [record.toBatch()];
-    const state = this.#stateOf(record);
+    this.#stateOf(record).more().claims += counts.length - 1;
     this.#claims.delete(record);
-    state.more().claims += counts.length - 1;
     const span = record.span / counts.length;
     let offset = 0;
     return counts.map((count, i) => {
@@ -219,25 +181,25 @@ export abstract class BatchQueue<S, K, V> {
   /** Removes `key`'s pending values (claimed ones stay claimed) and returns them, oldest first. */
   remove(key: K): V[] {
     checkKey(key);
-    const state = this.#map.get(key);
+    const state = this.#index.states.get(key);
     if (state === undefined) return [];
     const removed: V[] = [];
-    this.#update(state, () => {
-      const extra = state.extra;
-      if (extra !== undefined) {
-        for (const record of extra.returned) {
-          removed.push(...record.values);
-          this.#claims.delete(record);
-        }
-        extra.returned = [];
-        extra.returnedCount = 0;
-        extra.notBefore = 0;
-        if (extra.sizes !== undefined) extra.sizes = [];
-        extra.bytes = 0;
+    this.#index.unplace(state);
+    const extra = state.extra;
+    if (extra !== undefined) {
+      for (const record of extra.returned) {
+        removed.push(...record.values);
+        this.#claims.delete(record);
       }
-      removed.push(...state.values);
-      state.values = [];
-    });
+      extra.returned = [];
+      extra.returnedCount = 0;
+      extra.notBefore = 0;
+      if (extra.sizes !== undefined) extra.sizes = [];
+      extra.bytes = 0;
+    }
+    removed.push(...state.values);
+    state.values = [];
+    this.#index.place(state);
     this.#size -= removed.length;
     return removed;
   }
@@ -248,19 +210,17 @@ export abstract class BatchQueue<S, K, V> {
    */
   resume(key: K): boolean {
     checkKey(key);
-    const state = this.#map.get(key);
+    const state = this.#index.states.get(key);
     if (state === undefined || (state.extra?.notBefore ?? 0) === 0) return false;
-    this.#update(state, () => {
-      state.more().notBefore = 0;
-    });
+    this.#index.unplace(state);
+    state.more().notBefore = 0;
+    this.#index.place(state);
     return true;
   }
 
   /** Removes everything: pending values and claims (their ids become unknown). */
   clear(): void {
-    this.#map.clear();
-    this.#ready.clear();
-    this.#deferred.clear();
+    this.#index.clear();
     this.#claims.clear();
     this.#size = 0;
     this.#claimed = 0;
@@ -274,14 +234,14 @@ export abstract class BatchQueue<S, K, V> {
   /** The first claimable key, its place and (a copy of) its pending values, without removing anything. */
   peek(): QueueEntry<S, K, V> | undefined {
     this.tick();
-    const state = this.#ready.minKey();
+    const state = this.#index.readyHead();
     return state === undefined ? undefined : entryOf(state);
   }
 
   /** Claimable keys in place order, with copies of their pending values. */
   *[Symbol.iterator](): IterableIterator<QueueEntry<S, K, V>> {
     this.tick();
-    for (const state of Array.from(this.#ready.keys())) yield entryOf(state);
+    for (const state of Array.from(this.#index.ready())) yield entryOf(state);
   }
 
   /**
@@ -289,41 +249,39 @@ export abstract class BatchQueue<S, K, V> {
    * order, places, claims. For tests; O(n).
    */
   checkInvariants(): void {
-    this.#ready.checkValid();
-    this.#deferred.checkValid();
+    this.#index.checkInvariants();
     this.#claims.checkInvariants();
     let size = 0;
     let claimed = 0;
     for (const record of this.#claims.records()) if (record.status === 'claimed') claimed += record.values.length;
-    for (const [key, state] of this.#map) {
-      if (state.key !== key) throw new Error('state filed under another key');
+    for (const state of this.#index.states.values()) {
       size += state.pending;
-      checkState(state, this.options.perKeyOrder, this.#compare);
-      if ((state.where === Location.READY) !== this.#ready.has(state)) throw new Error('ready index out of step');
-      if ((state.where === Location.DEFERRED) !== this.#deferred.has(state)) throw new Error('deferred index out of step');
+      checkKeyState(state, this.options.perKeyOrder, this.#compare);
     }
-    if (this.#ready.size + this.#deferred.size > this.#map.size) throw new Error('index holds unknown keys');
     if (size !== this.#size) throw new Error(`size is ${this.#size}, counted ${size}`);
     if (claimed !== this.#claimed) throw new Error(`claimedCount is ${this.#claimed}, counted ${claimed}`);
   }
 
   // --- for subclasses -------------------------------------------------------------------------
 
-  /** Appends `value` to `key`'s pending values; a smaller `sortKey` than the key's place moves the key. */
-  protected add(sortKey: S, key: K, value: V): State<S, K, V> {
+  /**
+   * Appends `value` to `key`'s pending values; a smaller `sortKey` than the key's place moves
+   * the key. `now` saves a clock read when the caller has one.
+   */
+  protected add(sortKey: S, key: K, value: V, now?: number): KeyState<S, K, V> {
     checkKey(key);
     if (value === undefined) throw new InvalidArgumentError('value', 'a value other than undefined', value);
     if (this.#closed) throw new QueueClosedError();
     if (this.#size + this.#claimed >= this.options.maxPending) throw new QueueFullError(this.options.maxPending);
     const bytes = this.options.sizeOf === undefined ? -1 : this.#sizeOfChecked(value);
     const seq = this.#seq++;
-    let state = this.#map.get(key);
+    let state = this.#index.states.get(key);
     if (state === undefined) {
-      state = new KeyState<S, K, V>(key, [value], sortKey, seq, this.now());
-      this.#map.set(key, state);
+      state = new KeyState<S, K, V>(key, [value], sortKey, seq, now ?? this.now());
+      this.#index.states.set(key, state);
       if (bytes >= 0) addSize(state, bytes);
       this.#size++;
-      this.#place(state);
+      this.#index.place(state);
       this.#notify(sortKey);
       return state;
     }
@@ -331,61 +289,61 @@ export abstract class BatchQueue<S, K, V> {
     if (bytes >= 0) addSize(state, bytes);
     this.#size++;
     if (state.values.length === 1) {
-      state.since = this.now();
-      this.#setFreshPlace(state, sortKey, seq, true);
-    } else if (this.#compare(sortKey, this.#freshSortKey(state)) < 0) {
-      this.#setFreshPlace(state, sortKey, seq, false);
+      state.since = now ?? this.now();
+      this.#moveFresh(state, sortKey, seq);
+    } else if (this.#compare(sortKey, freshSortKey(state)) < 0) {
+      this.#moveFresh(state, sortKey, seq);
     }
     return state;
   }
 
   /** Moves the key's fresh values to `sortKey` if that is earlier than their place (a batch became full). */
-  protected advance(state: State<S, K, V>, sortKey: S): void {
-    if (state.values.length > 0 && this.#compare(sortKey, this.#freshSortKey(state)) < 0) {
-      this.#setFreshPlace(state, sortKey, this.#freshSeq(state), false);
+  protected advance(state: KeyState<S, K, V>, sortKey: S): void {
+    if (state.values.length > 0 && this.#compare(sortKey, freshSortKey(state)) < 0) {
+      this.#moveFresh(state, sortKey, freshSeq(state));
     }
   }
 
-  /** Reaps expired leases and promotes deferred keys whose time came; returns the clock reading. */
+  /** Returns expired leases, undefers keys whose delay ran out; returns the clock reading. */
   protected tick(): number {
     const now = this.now();
     for (const record of this.#claims.expired(now)) {
       this.#claims.release(record, 'expired');
       this.#giveBack(record, 0);
     }
-    for (let state = this.#deferred.minKey(); state !== undefined; state = this.#deferred.minKey()) {
-      if ((state.extra?.notBefore ?? 0) > now) break;
-      this.#update(state, () => {
-        state.more().notBefore = 0;
-      });
-    }
+    this.#index.undefer(now);
     return now;
   }
 
   /** The head of the ready index (after `tick()`). */
-  protected head(): State<S, K, V> | undefined {
-    return this.#ready.minKey();
+  protected head(): KeyState<S, K, V> | undefined {
+    return this.#index.readyHead();
   }
 
   /** When the next deferred key or lease comes back, if any (after `tick()`). */
   protected nextReturnAt(): number | undefined {
-    const deferred = this.#deferred.minKey()?.extra?.notBefore;
+    const deferred = this.#index.nextUndeferAt();
     const lease = this.#claims.nextExpiry();
     if (deferred === undefined) return lease;
     return lease === undefined ? deferred : Math.min(deferred, lease);
   }
 
   protected pullUpTo(maxMessages: number | undefined, upTo: S | undefined): Batch<K, V>[] {
-    const picks = this.#select(maxMessages, upTo);
+    const picks = this.#select(maxMessages, upTo, Infinity);
     const batches: Batch<K, V>[] = [];
     for (let i = 0; i < picks.length; i += 2) {
-      const state = picks[i] as State<S, K, V>;
+      const state = picks[i] as KeyState<S, K, V>;
       const count = picks[i + 1] as number;
-      this.#update(state, () => {
-        const record = state.hasReturned ? this.#takeReturned(state, count) : undefined;
-        if (record !== undefined) this.#claims.delete(record);
-        batches.push({ key: state.key, values: record?.values ?? takeValues(state, count) });
-      });
+      let values: V[];
+      if (state.hasReturned) {
+        const record = takeReturned(state, count, this.#claims, this.#compare);
+        this.#claims.delete(record);
+        values = record.values;
+      } else {
+        values = takeValues(state, count);
+      }
+      batches.push({ key: state.key, values });
+      this.#index.place(state);
       this.#size -= count;
     }
     return batches;
@@ -395,19 +353,18 @@ export abstract class BatchQueue<S, K, V> {
     const o = check.optionsObject('options', options);
     const leaseMs = check.positiveNumber('options.leaseMs', o.leaseMs ?? this.options.leaseMs);
     const maxBatches = o.maxBatches === undefined ? Infinity : check.positiveInteger('options.maxBatches', o.maxBatches);
-    if (check.boolean('options.includeDeferred', o.includeDeferred ?? false)) this.#undeferAll();
+    if (check.boolean('options.includeDeferred', o.includeDeferred ?? false)) this.#index.undefer(Infinity);
     const picks = this.#select(maxMessages, upTo, maxBatches);
     const leaseExpiresAt = this.now() + leaseMs;
     const batches: ClaimedBatch<K, V>[] = [];
     for (let i = 0; i < picks.length; i += 2) {
-      const state = picks[i] as State<S, K, V>;
+      const state = picks[i] as KeyState<S, K, V>;
       const count = picks[i + 1] as number;
-      this.#update(state, () => {
-        const record = (state.hasReturned ? this.#takeReturned(state, count) : undefined) ?? this.#newRecord(state, count);
-        state.more().claims++;
-        this.#claims.activate(record, leaseExpiresAt);
-        batches.push(record.toBatch());
-      });
+      const record = state.hasReturned ? takeReturned(state, count, this.#claims, this.#compare) : this.#newRecord(state, count);
+      state.more().claims++;
+      this.#claims.activate(record, leaseExpiresAt);
+      batches.push(record.toBatch());
+      this.#index.place(state);
       this.#size -= count;
       this.#claimed += count;
     }
@@ -416,21 +373,16 @@ export abstract class BatchQueue<S, K, V> {
 
   // --- internals ------------------------------------------------------------------------------
 
-  #undeferAll(): void {
-    for (let state = this.#deferred.minKey(); state !== undefined; state = this.#deferred.minKey()) {
-      this.#update(state, () => {
-        state.more().notBefore = 0;
-      });
-    }
-  }
-
-  /** Picks `[state, count, state, count, …]` in place order within the bound. */
-  #select(maxMessages: number | undefined, upTo: S | undefined, maxBatches = Infinity): (State<S, K, V> | number)[] {
+  /**
+   * Picks `[state, count, state, count, …]` in place order within the bounds, and takes the
+   * picked keys out of the ready index (the caller files each one again after taking from it).
+   */
+  #select(maxMessages: number | undefined, upTo: S | undefined, maxBatches: number): (KeyState<S, K, V> | number)[] {
     let remaining = maxMessages === undefined ? Infinity : check.positiveInteger('maxMessages', maxMessages);
     this.tick();
-    const picks: (State<S, K, V> | number)[] = [];
+    const picks: (KeyState<S, K, V> | number)[] = [];
     // Collect first: a B-tree iterator must not see the tree change under it.
-    for (const state of this.#ready.keys()) {
+    for (const state of this.#index.ready()) {
       if (upTo !== undefined && this.#compare(state.sortKey, upTo) > 0) break;
       const count = batchLength(state, this.options);
       if (count <= remaining) {
@@ -442,135 +394,35 @@ export abstract class BatchQueue<S, K, V> {
         break;
       }
     }
+    const first = picks[0] as KeyState<S, K, V> | undefined;
+    if (first !== undefined) this.#index.unplaceRun(first, picks[picks.length - 2] as KeyState<S, K, V>, picks);
     return picks;
   }
 
-  /** Runs `change` on a key with the key out of its index, then files it where it now belongs. */
-  #update(state: State<S, K, V>, change: () => void): void {
-    this.#unplace(state);
-    change();
-    this.#place(state);
-  }
-
-  #unplace(state: State<S, K, V>): void {
-    if (state.where === Location.READY) this.#ready.delete(state);
-    else if (state.where === Location.DEFERRED) this.#deferred.delete(state);
-    state.where = Location.NONE;
-  }
-
-  #place(state: State<S, K, V>): void {
-    if (state.pending === 0) {
-      if (state.claims === 0) this.#map.delete(state.key);
-      return;
-    }
-    if (this.options.perKeyOrder && state.claims > 0) return;
-    const notBefore = state.extra?.notBefore ?? 0;
-    if (notBefore > 0 && notBefore > this.now()) {
-      state.where = Location.DEFERRED;
-      this.#deferred.set(state, undefined);
-    } else {
-      if (notBefore > 0) state.more().notBefore = 0;
-      state.where = Location.READY;
-      this.#ready.set(state, undefined);
-    }
-  }
-
-  #freshSortKey(state: State<S, K, V>): S {
-    return state.hasReturned ? (state.extra?.freshSortKey as S) : state.sortKey;
-  }
-
-  #freshSeq(state: State<S, K, V>): number {
-    return state.hasReturned ? (state.extra?.freshSeq ?? 0) : state.seq;
-  }
-
-  /** Sets the fresh values' place; the key's place follows unless a returned batch sits earlier. */
-  #setFreshPlace(state: State<S, K, V>, sortKey: S, seq: number, fresh: boolean): void {
-    this.#update(state, () => {
-      if (state.hasReturned) {
-        const extra = state.more();
-        extra.freshSortKey = sortKey;
-        extra.freshSeq = seq;
-        this.#recomputePlace(state);
-      } else {
-        state.sortKey = sortKey;
-        state.seq = seq;
-      }
-    });
-    if (fresh || state.sortKey === sortKey) this.#notify(state.sortKey);
-  }
-
-  /** With returned batches: the key's place is the smallest of theirs and the fresh values'. */
-  #recomputePlace(state: State<S, K, V>): void {
-    const extra = state.more();
-    let best: { sortKey: S; seq: number } | undefined =
-      state.values.length > 0 ? { sortKey: extra.freshSortKey as S, seq: extra.freshSeq } : undefined;
-    for (const record of extra.returned) {
-      if (best === undefined || this.#compare(record.sortKey, best.sortKey) < 0 ||
-        (this.#compare(record.sortKey, best.sortKey) === 0 && record.seq < best.seq)) {
-        best = { sortKey: record.sortKey, seq: record.seq };
-      }
-    }
-    if (best !== undefined) {
-      state.sortKey = best.sortKey;
-      state.seq = best.seq;
-    }
+  /** Gives the fresh values a new place, and tells listeners when the key's place changed. */
+  #moveFresh(state: KeyState<S, K, V>, sortKey: S, seq: number): void {
+    this.#index.unplace(state);
+    setFreshPlace(state, sortKey, seq, this.#compare);
+    this.#index.place(state);
+    if (state.sortKey === sortKey) this.#notify(sortKey);
   }
 
   /** Puts a record back in front of its key's fresh values, in value order. */
   #giveBack(record: ClaimRecord<S, K, V>, notBefore: number): void {
     const state = this.#stateOf(record);
-    this.#update(state, () => {
-      const extra = state.more();
-      if (extra.returned.length === 0) {
-        extra.freshSortKey = state.sortKey;
-        extra.freshSeq = state.seq;
-      }
-      let at = extra.returned.length;
-      while (at > 0 && (extra.returned[at - 1]?.order ?? 0) > record.order) at--;
-      extra.returned.splice(at, 0, record);
-      extra.returnedCount += record.values.length;
-      extra.claims--;
-      if (notBefore > extra.notBefore) extra.notBefore = notBefore;
-      this.#recomputePlace(state);
-    });
+    this.#index.unplace(state);
+    insertReturned(state, record, this.#compare);
+    const extra = state.more();
+    extra.claims--;
+    if (notBefore > extra.notBefore) extra.notBefore = notBefore;
+    this.#index.place(state);
     this.#claimed -= record.values.length;
     this.#size += record.values.length;
   }
 
-  /** Takes the first returned batch (whole, or its first `count` values when it exceeds the bound). */
-  #takeReturned(state: State<S, K, V>, count: number): ClaimRecord<S, K, V> {
-    const extra = state.more();
-    const record = extra.returned[0] as ClaimRecord<S, K, V>;
-    if (count < record.values.length) {
-      // Only when `maxMessages` is smaller than when the batch was first claimed: the rest stays behind.
-      const rest = new ClaimRecord<S, K, V>(
-        this.#claims.newId(), state.key, record.values.slice(count), record.sortKey, record.seq,
-        record.enqueuedAt, record.order + record.span / 2, record.span / 2,
-      );
-      rest.status = 'returned';
-      rest.returnedBy = 'nack';
-      this.#claims.register(rest);
-      record.values = record.values.slice(0, count);
-      extra.returned[0] = rest;
-    } else {
-      extra.returned.shift();
-    }
-    extra.returnedCount -= count;
-    if (extra.returned.length === 0) {
-      state.sortKey = extra.freshSortKey as S;
-      state.seq = extra.freshSeq;
-      extra.freshSortKey = undefined;
-    } else {
-      this.#recomputePlace(state);
-    }
-    return record;
-  }
-
-  #newRecord(state: State<S, K, V>, count: number): ClaimRecord<S, K, V> {
-    const since = state.since;
-    return new ClaimRecord<S, K, V>(
-      this.#claims.newId(), state.key, takeValues(state, count), state.sortKey, state.seq, since, this.#claims.newOrder(), 1,
-    );
+  #newRecord(state: KeyState<S, K, V>, count: number): ClaimRecord<S, K, V> {
+    const { sortKey, seq, since } = state;
+    return new ClaimRecord<S, K, V>(this.#claims.newId(), state.key, takeValues(state, count), sortKey, seq, since, this.#claims.newOrder(), 1);
   }
 
   #resolve(claim: ClaimRef, options: AckOptions | undefined): ClaimRecord<S, K, V> {
@@ -593,8 +445,8 @@ export abstract class BatchQueue<S, K, V> {
     return record;
   }
 
-  #stateOf(record: ClaimRecord<S, K, V>): State<S, K, V> {
-    const state = this.#map.get(record.key);
+  #stateOf(record: ClaimRecord<S, K, V>): KeyState<S, K, V> {
+    const state = this.#index.states.get(record.key);
     if (state === undefined) throw new Error(`duebatch internal error: no state for the key of batch ${record.id}`);
     return state;
   }
@@ -607,16 +459,9 @@ export abstract class BatchQueue<S, K, V> {
     return size;
   }
 
-  #keysWithOnlyClaims(): number {
-    if (this.#claimed === 0) return 0;
-    let count = 0;
-    for (const state of this.#map.values()) if (state.pending === 0) count++;
-    return count;
-  }
-
-  #notify(dueAt: S): void {
+  #notify(sortKey: S): void {
     if (this.#listeners.size === 0) return;
-    const dueInMs = Math.max(0, this.dueAtOf(dueAt) - this.now());
+    const dueInMs = Math.max(0, this.dueAtOf(sortKey) - this.now());
     for (const listener of this.#listeners) listener(dueInMs);
   }
 
@@ -641,27 +486,3 @@ function checkKey(key: unknown): void {
   if (key === null || key === undefined) throw new InvalidArgumentError('key', 'a key other than null or undefined', key);
   if (typeof key === 'number' && Number.isNaN(key)) throw new InvalidArgumentError('key', 'a key other than NaN', key);
 }
-
-function checkState<S, K, V>(state: KeyState<S, K, V>, perKeyOrder: boolean, compare: Comparator<S>): void {
-  const extra = state.extra;
-  if (state.pending === 0 && state.claims === 0) throw new Error(`empty key ${String(state.key)} kept`);
-  if (state.claims < 0) throw new Error(`negative claim count on ${String(state.key)}`);
-  if (state.pending === 0 && state.where !== Location.NONE) throw new Error(`key ${String(state.key)} indexed with nothing pending`);
-  if (state.pending > 0 && state.where === Location.NONE && !(perKeyOrder && state.claims > 0)) {
-    throw new Error(`key ${String(state.key)} has pending values but no place in an index`);
-  }
-  if (extra === undefined) return;
-  const counted = extra.returned.reduce((sum, record) => sum + record.values.length, 0);
-  if (counted !== extra.returnedCount) throw new Error(`returnedCount of ${String(state.key)} is off`);
-  for (const record of extra.returned) {
-    if (record.status !== 'returned') throw new Error(`returned batch ${record.id} marked ${record.status}`);
-    if (compare(record.sortKey, state.sortKey) < 0) throw new Error(`key ${String(state.key)} sits after a returned batch`);
-  }
-  if (extra.sizes !== undefined) {
-    if (extra.sizes.length !== state.values.length) throw new Error(`sizes of ${String(state.key)} out of step`);
-    if (extra.sizes.reduce((a, b) => a + b, 0) !== extra.bytes) throw new Error(`bytes of ${String(state.key)} out of step`);
-  }
-}
-
-/** Re-exported for subclasses' signatures. */
-export type { ReturnReason };

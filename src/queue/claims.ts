@@ -91,9 +91,20 @@ export class ClaimTable<S, K, V> {
     this.#setLease(record, leaseExpiresAt);
   }
 
-  /** Files a record that is not claimed (a returned batch's remainder) under its id. */
-  register(record: ClaimRecord<S, K, V>): void {
-    this.#records.set(record.id, record);
+  /**
+   * Cuts a returned record to its first `count` values and files the rest as a new returned
+   * record, right behind it in value order, under a new id. Returns the rest.
+   */
+  remainder(record: ClaimRecord<S, K, V>, count: number): ClaimRecord<S, K, V> {
+    const rest = new ClaimRecord<S, K, V>(
+      this.newId(), record.key, record.values.slice(count), record.sortKey, record.seq,
+      record.enqueuedAt, record.order + record.span / 2, record.span / 2,
+    );
+    rest.status = 'returned';
+    rest.returnedBy = 'nack';
+    this.#records.set(rest.id, rest);
+    record.values = record.values.slice(0, count);
+    return rest;
   }
 
   /** Moves the lease of a claimed record. */
@@ -119,6 +130,8 @@ export class ClaimTable<S, K, V> {
   /** Claimed records whose lease ran out by `now`, soonest first. */
   expired(now: number): ClaimRecord<S, K, V>[] {
     const out: ClaimRecord<S, K, V>[] = [];
+    // The common case, nothing expired, costs one descent and no iterator.
+    if ((this.nextExpiry() ?? Infinity) > now) return out;
     for (const record of this.#leases.keys()) {
       if (record.leaseExpiresAt > now) break;
       out.push(record);

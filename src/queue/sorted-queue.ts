@@ -4,7 +4,8 @@
 import { InvalidArgumentError } from '../errors.js';
 import * as check from '../validate.js';
 import type { Batch, ClaimedBatch } from './batch.js';
-import { BatchQueue, type ClaimOptions } from './batch-queue.js';
+import { BatchQueue } from './batch-queue.js';
+import type { ClaimOptions } from './claim-options.js';
 import { compareNumbers, type Comparator, type SortedQueueOptions } from './queue-options.js';
 
 /** Options of `pull` and `claim` on a {@link SortedQueue}. */

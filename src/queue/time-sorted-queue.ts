@@ -4,7 +4,8 @@
  */
 import * as check from '../validate.js';
 import type { Batch, ClaimedBatch } from './batch.js';
-import { BatchQueue, type ClaimOptions } from './batch-queue.js';
+import { BatchQueue } from './batch-queue.js';
+import type { ClaimOptions } from './claim-options.js';
 import { compareNumbers, type BatchQueueOptions } from './queue-options.js';
 
 /** Options of {@link TimeSortedQueue}. */
@@ -51,7 +52,7 @@ export class TimeSortedQueue<K = string, V = unknown> extends BatchQueue<number,
    */
   publish(key: K, value: V): void {
     const now = this.now();
-    const state = this.add(now + this.lingerMs, key, value);
+    const state = this.add(now + this.lingerMs, key, value, now);
     const { maxBatchSize, maxBatchBytes } = this.options;
     if (state.values.length >= maxBatchSize || (state.extra?.bytes ?? 0) >= maxBatchBytes) this.advance(state, now);
   }
