@@ -1,0 +1,103 @@
+/**
+ * The demo as a user runs it: a child process, flags in, exit code and output out.
+ * Small settings keep each run to a few seconds.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import type { DemoSummary } from '../../src/cli/summary.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `duebatch <args>` from the sources; kills it if it hangs. */
+function duebatch(args: string[], timeoutMs = 15_000): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+// 20 customers at 2000 records/s get 100 records/s each: about 20 per 200 ms window.
+const small = ['--duration', '2', '--customers', '20', '--rate', '2000', '--linger', '200', '--json'];
+
+describe.concurrent('npm run demo', () => {
+  it('delivers every record, in order and signed, in far fewer requests than records', async () => {
+    const run = await duebatch(small);
+    expect(run.code, run.stderr).toBe(0);
+    const summary = JSON.parse(run.stdout) as DemoSummary;
+    expect(summary.published).toBeGreaterThan(0);
+    expect(summary.delivered).toBe(summary.published);
+    expect(summary.lost).toBe(0);
+    expect(summary.pending).toBe(0);
+    expect(summary.requests).toBeLessThan(summary.published / 5);
+    expect(summary.orderViolations).toBe(0);
+    expect(summary.signatureFailures).toBe(0);
+    expect(summary.ok).toBe(true);
+  });
+
+  it('with --fail-rate 0.2, retries the failed requests and still loses nothing, counting redeliveries as duplicates', async () => {
+    const run = await duebatch([...small, '--fail-rate', '0.2']);
+    expect(run.code, run.stderr).toBe(0);
+    const summary = JSON.parse(run.stdout) as DemoSummary;
+    expect(summary.retries).toBeGreaterThan(0);
+    expect(summary.lost).toBe(0);
+    expect(summary.deadLettered).toBe(0);
+    // Resets after acceptance make the sender deliver some batches twice; each record still counts once.
+    expect(summary.duplicates).toBeGreaterThan(0);
+    expect(summary.delivered).toBe(summary.published);
+    expect(summary.orderViolations).toBe(0);
+  });
+
+  it('without --json, prints the summary as text and progress lines on stderr', async () => {
+    const run = await duebatch(['--duration', '2.5', '--customers', '20', '--rate', '1000', '--linger', '100']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/× fewer than one request per record/);
+    expect(run.stdout).toMatch(/Delivery latency/);
+    expect(run.stdout).toMatch(/^OK: /m);
+    // Not a terminal: plain lines, every 2 s.
+    expect(run.stderr).toMatch(/^publishing \d+\.\ds \| published [\d,]+ \| delivered/m);
+    expect(run.stderr).not.toContain('\r');
+  });
+
+  it('--help explains every flag and exits 0', async () => {
+    const run = await duebatch(['--help']);
+    expect(run.code).toBe(0);
+    for (const flag of ['--customers', '--rate', '--linger', '--duration', '--fail-rate', '--producers', '--redis', '--json', '--help']) {
+      expect(run.stdout).toContain(flag);
+    }
+  });
+
+  it.each([
+    [['--rate', '-5'], '--rate'],
+    [['--fail-rate', '2'], '--fail-rate'],
+    [['--nope'], '--nope'],
+    [['--duration', 'abc'], '--duration'],
+  ])('%j: a message naming the flag on stderr, exit code 2', async (args, flag) => {
+    const run = await duebatch(args);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(flag);
+    expect(run.stderr).toContain('--help');
+    expect(run.stdout).toBe('');
+  });
+
+  it('--redis says this build has no Redis backend, exit code 2', async () => {
+    const run = await duebatch(['--redis', '--duration', '1']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('the Redis backend is not available in this build');
+  });
+});
