@@ -7,7 +7,7 @@ import { monotonicClock, type Clock } from '../time.js';
 import * as check from '../validate.js';
 import { serializeJson, type Serializer } from './body.js';
 import type { CircuitOptions } from './circuit.js';
-import type { DeadLetter } from './dead-letters.js';
+import type { DeadLetter, DeadLetterReason } from './dead-letters.js';
 import { createRetryPolicy, resolveRetryOptions, type RetryOptions, type RetryPolicy } from './retry.js';
 import { parseSigningSecret } from './signature.js';
 import type { DeliveryResponse } from './transport.js';
@@ -64,8 +64,13 @@ export interface DispatcherOptions<K, V> extends Partial<RetryOptions> {
    * Replaces the one built from the retry settings. @default createRetryPolicy(retry settings)
    */
   retryPolicy?: RetryPolicy;
-  /** Where undeliverable batches go. Without it they are kept in `deadLetters` (bounded). */
-  onDeadLetter?: (letter: DeadLetter<K, V>) => void | Promise<void>;
+  /**
+   * Where undeliverable batches go: called with the letter (the batch's `id`, `key`, `values`,
+   * `attempts`, and the `reason`) and the reason again. The batch leaves the queue once this
+   * resolves; if it throws, the letter is kept in `deadLetters` instead. Without it letters are
+   * kept in `deadLetters` (bounded by `maxDeadLetters`).
+   */
+  onDeadLetter?: (letter: DeadLetter<K, V>, reason: DeadLetterReason) => void | Promise<void>;
   /** Bound of the in-memory dead-letter list (batches). When full, batches stay queued. @default 10_000 */
   maxDeadLetters?: number;
   /** Pause a key after consecutive failures. @default off */
@@ -103,7 +108,7 @@ export interface ResolvedDispatcherOptions<K, V> {
   retryPolicy: RetryPolicy;
   /** Statuses the retry settings retry; any other non-ack status is a rejection. */
   retryStatuses: readonly number[];
-  onDeadLetter: ((letter: DeadLetter<K, V>) => void | Promise<void>) | undefined;
+  onDeadLetter: ((letter: DeadLetter<K, V>, reason: DeadLetterReason) => void | Promise<void>) | undefined;
   maxDeadLetters: number;
   circuit: CircuitOptions | undefined;
   signingSecrets: readonly string[];

@@ -7,7 +7,7 @@ import { EventEmitter } from 'node:events';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { InvalidEndpointError, QueueClosedError, QueueFullError } from '../errors.js';
 import type { ClaimedBatch } from '../queue/batch.js';
-import type { BatchSource } from '../queue/batch-source.js';
+import type { BatchSource, QueueCounts } from '../queue/batch-source.js';
 import { setLongTimeout, type LongTimeout } from '../time.js';
 import { encodeBody, splitCounts } from './body.js';
 import { KeyCircuit } from './circuit.js';
@@ -108,6 +108,7 @@ export class Dispatcher<K, V> extends EventEmitter<DispatcherEvents<K, V>> {
   #pumpQueued = false;
   #closed: Promise<void> | undefined;
   #unsubscribe: (() => void) | undefined;
+  #lastCounts: QueueCounts = { pending: 0, claimed: 0, keys: 0 };
 
   /** @throws InvalidArgumentError for a bad option (no endpoint, concurrency < 1, minDelayMs > maxDelayMs, …). */
   constructor(options: DispatcherOptions<K, V>) {
@@ -171,9 +172,12 @@ export class Dispatcher<K, V> extends EventEmitter<DispatcherEvents<K, V>> {
     return wasPaused || wasDeferred;
   }
 
-  /** Counters, gauges and latency percentiles. */
-  async stats(): Promise<DispatcherStats> {
-    const counts = await this.#source.counts();
+  /**
+   * Counters, gauges and latency percentiles. Synchronous: the queue's counts are read now from
+   * an in-memory queue, and for a remote one (Redis) are those read at the loop's last pass.
+   */
+  stats(): DispatcherStats {
+    const counts = this.#counts();
     return {
       pending: counts.pending,
       pendingKeys: counts.keys,
@@ -183,6 +187,13 @@ export class Dispatcher<K, V> extends EventEmitter<DispatcherEvents<K, V>> {
       pausedKeys: this.pausedKeys().length,
       latency: this.#latency.summary(),
     };
+  }
+
+  #counts(): QueueCounts {
+    const counts = this.#source.counts();
+    if (!(counts instanceof Promise)) return (this.#lastCounts = counts);
+    counts.then((fresh) => (this.#lastCounts = fresh)).catch((error: unknown) => this.#emitError(error));
+    return this.#lastCounts;
   }
 
   // --- the loop -------------------------------------------------------------------------------
@@ -381,7 +392,7 @@ export class Dispatcher<K, V> extends EventEmitter<DispatcherEvents<K, V>> {
       if (!kept) this.#emitError(new QueueFullError(this.#deadLetters.limit));
     } else {
       try {
-        await this.#o.onDeadLetter(letter);
+        await this.#o.onDeadLetter(letter, reason);
         kept = true;
       } catch (error) {
         this.#emitError(error);
@@ -427,7 +438,7 @@ export class Dispatcher<K, V> extends EventEmitter<DispatcherEvents<K, V>> {
 
   async #checkIdle(): Promise<void> {
     if (this.#idleWaiters.size === 0 || this.#active > 0) return;
-    const counts = await this.#source.counts();
+    const counts = (this.#lastCounts = await this.#source.counts());
     if (this.#active > 0) return;
     const idle = this.#source.shared === true && this.#state === 'closing' ? true : counts.pending === 0 && counts.claimed === 0;
     if (!idle) return;

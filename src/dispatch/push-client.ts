@@ -28,7 +28,8 @@ export interface PushClient<K, V, P = void> {
   flush(): Promise<void>;
   /** Stops accepting publishes, delivers what is pending, and dead-letters what is left after `timeoutMs`. */
   close(options?: CloseOptions): Promise<void>;
-  stats(): Promise<DispatcherStats>;
+  /** The dispatcher's counters and latency percentiles; see `Dispatcher.stats()`. */
+  stats(): DispatcherStats;
   /** Listens to the dispatcher's events. */
   on<E extends keyof DispatcherEvents<K, V>>(event: E, listener: (...args: DispatcherEvents<K, V>[E]) => void): PushClient<K, V, P>;
   /** Publishes the values of the dead letters kept in memory again (after fixing the endpoint, say); returns how many values. */
