@@ -218,8 +218,8 @@ export class Dispatcher<K, V> extends EventEmitter<DispatcherEvents<K, V>> {
         this.#pumpAgain = false;
         await this.#fill();
       } while (this.#pumpAgain);
-      await this.#armForNext();
       await this.#checkIdle();
+      await this.#armForNext();
     } catch (error) {
       // The store failed (Redis down, say): report it and try again shortly.
       this.#emitError(error);
@@ -436,12 +436,17 @@ export class Dispatcher<K, V> extends EventEmitter<DispatcherEvents<K, V>> {
     });
   }
 
+  /**
+   * Resolves the idle waiters once nothing is in flight and the queue is empty; closing on a
+   * shared queue, once this dispatcher's own work is done (without asking the store, which may
+   * be the thing that is down).
+   */
   async #checkIdle(): Promise<void> {
     if (this.#idleWaiters.size === 0 || this.#active > 0) return;
-    const counts = (this.#lastCounts = await this.#source.counts());
-    if (this.#active > 0) return;
-    const idle = this.#source.shared === true && this.#state === 'closing' ? true : counts.pending === 0 && counts.claimed === 0;
-    if (!idle) return;
+    if (this.#source.shared !== true || this.#state !== 'closing') {
+      const counts = (this.#lastCounts = await this.#source.counts());
+      if (this.#active > 0 || counts.pending > 0 || counts.claimed > 0) return;
+    }
     for (const resolve of this.#idleWaiters) resolve();
     this.#idleWaiters.clear();
   }
@@ -449,7 +454,11 @@ export class Dispatcher<K, V> extends EventEmitter<DispatcherEvents<K, V>> {
   async #shutdown(timeoutMs: number): Promise<void> {
     if (this.#state === 'new') this.#state = 'running';
     this.#state = 'closing';
-    await this.#source.close();
+    try {
+      await this.#source.close();
+    } catch (error) {
+      this.#emitError(error);
+    }
     // A zero timeout (an aborted signal) stops at once: nothing more is sent, all is dead-lettered.
     if (timeoutMs <= 0) this.#stop();
     const deadline = setTimeout(() => this.#stop(), Math.max(0, timeoutMs));
