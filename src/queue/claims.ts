@@ -32,8 +32,8 @@ export class ClaimRecord<S, K, V> {
     readonly enqueuedAt: number,
     /** Position among the key's batches, so batches that come back line up in value order. */
     readonly order: number,
-    /** Room in `order` below the next batch, shared out to the parts when the batch is split. */
-    readonly span: number,
+    /** Room in `order` below the next batch, shared out to the parts when the batch is split or cut. */
+    public span: number,
   ) {}
 
   /** The public view of this claim. */
@@ -104,6 +104,8 @@ export class ClaimTable<S, K, V> {
     rest.returnedBy = 'nack';
     this.#records.set(rest.id, rest);
     record.values = record.values.slice(0, count);
+    // The head keeps the lower half of the room: parts it is split into stay before the rest.
+    record.span /= 2;
     return rest;
   }
 

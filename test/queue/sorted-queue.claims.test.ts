@@ -253,4 +253,17 @@ describe('split', () => {
     }
     expect(ids).toEqual([first.id, second.id, third.id]);
   });
+
+  it('a returned batch cut by a smaller claim, then split, still comes back in value order', () => {
+    const { clock, queue } = setup({ leaseMs: 500 });
+    for (const value of ['e0', 'e1', 'e2']) queue.publish(0, 'e', value);
+    queue.nack(claimOne(queue, 3));
+    const head = claimOne(queue, 2); // cuts the returned batch: [e0, e1] now, [e2] behind
+    queue.split(head, [1, 1]);
+    clock.advance(600); // both parts' lease runs out
+
+    const order: string[] = [];
+    for (let batches = queue.pull(); batches.length > 0; batches = queue.pull()) order.push(...batches.flatMap((b) => b.values));
+    expect(order).toEqual(['e0', 'e1', 'e2']);
+  });
 });
