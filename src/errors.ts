@@ -41,7 +41,7 @@ export class InvalidArgumentError extends DuebatchError {
   readonly argument: string;
 
   constructor(argument: string, expected: string, received: unknown) {
-    super(ErrorCode.INVALID_ARGUMENT, `${argument} must be ${expected}, received ${describe(received)}`);
+    super(ErrorCode.INVALID_ARGUMENT, `${argument} must be ${expected}, received ${describeValue(received)}`);
     this.argument = argument;
   }
 }
@@ -146,10 +146,12 @@ export class AbortedError extends DuebatchError {
   }
 }
 
-function describe(value: unknown): string {
+/** A value as short text for an error message; never throws. */
+export function describeValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
   if (value === null || value === undefined) return String(value);
+  if (typeof value === 'symbol') return value.toString();
   if (typeof value === 'function') return 'a function';
   if (Array.isArray(value)) return `an array of length ${value.length}`;
   return `a ${typeof value}`;

@@ -157,8 +157,8 @@ export function resolveDispatcherOptions<K, V>(options: DispatcherOptions<K, V>)
     circuit: o.circuit === undefined ? undefined : resolveCircuit(o.circuit),
     signingSecrets: resolveSecrets(o.signingSecret),
     userAgent: nonEmptyString('options.userAgent', o.userAgent ?? `duebatch/${version}`),
-    clock: o.clock ?? monotonicClock,
-    signal: o.signal,
+    clock: resolveClock(o.clock),
+    signal: resolveSignal(o.signal),
   };
 }
 
@@ -204,8 +204,21 @@ function resolveHeaders<K>(headers: HeadersOption<K> | undefined): ResolvedDispa
   return () => fixed;
 }
 
+function resolveClock(clock: Clock | undefined): Clock {
+  if (clock === undefined) return monotonicClock;
+  if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') {
+    throw new InvalidArgumentError('options.clock', 'an object with a now() method', clock);
+  }
+  return clock;
+}
+
+function resolveSignal(signal: AbortSignal | undefined): AbortSignal | undefined {
+  if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InvalidArgumentError('options.signal', 'an AbortSignal', signal);
+  return signal;
+}
+
 function resolveUndiciDispatcher(dispatcher: UndiciDispatcher | undefined): UndiciDispatcher | undefined {
-  if (dispatcher !== undefined && typeof dispatcher.dispatch !== 'function') {
+  if (dispatcher !== undefined && (typeof dispatcher !== 'object' || dispatcher === null || typeof dispatcher.dispatch !== 'function')) {
     throw new InvalidArgumentError('options.dispatcher', 'an undici Dispatcher', dispatcher);
   }
   return dispatcher;

@@ -5,7 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import pLimit, { type LimitFunction } from 'p-limit';
-import { InvalidEndpointError, QueueClosedError, QueueFullError } from '../errors.js';
+import { describeValue, InvalidEndpointError, QueueClosedError, QueueFullError } from '../errors.js';
 import type { ClaimedBatch } from '../queue/batch.js';
 import type { BatchSource, QueueCounts } from '../queue/batch-source.js';
 import { setLongTimeout, type LongTimeout } from '../time.js';
@@ -418,11 +418,11 @@ export class Dispatcher<K, V> extends EventEmitter<DispatcherEvents<K, V>> {
       target = await this.#o.endpoint(key);
       headers = await this.#o.headers?.(key);
     } catch (error) {
-      throw new InvalidEndpointError(`endpoint or headers of key ${String(key)} threw: ${(error as Error).message}`, { cause: error });
+      throw new InvalidEndpointError(`endpoint or headers of key ${describeValue(key)} threw: ${(error as Error).message}`, { cause: error });
     }
     const url = URL.canParse(String(target)) ? new URL(target) : undefined;
     if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-      throw new InvalidEndpointError(`endpoint(${String(key)}) gave ${JSON.stringify(String(target))}, not an http(s) URL`);
+      throw new InvalidEndpointError(`endpoint(${describeValue(key)}) gave ${target instanceof URL ? target.href : describeValue(target)}, not an http(s) URL`);
     }
     return [url, headers];
   }

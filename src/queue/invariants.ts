@@ -1,10 +1,11 @@
 /** The invariants of one key's state, checked by `checkInvariants()` in tests. */
+import { describeValue } from '../errors.js';
 import { Location, type KeyState } from './key-state.js';
 import type { Comparator } from './queue-options.js';
 
 /** Throws an `Error` naming the first broken invariant of `state`. */
 export function checkKeyState<S, K, V>(state: KeyState<S, K, V>, perKeyOrder: boolean, compare: Comparator<S>): void {
-  const name = String(state.key);
+  const name = describeValue(state.key);
   if (state.pending === 0 && state.claims === 0) throw new Error(`empty key ${name} kept`);
   if (state.claims < 0) throw new Error(`negative claim count on ${name}`);
   if (state.pending === 0 && state.where !== Location.NONE) throw new Error(`key ${name} indexed with nothing pending`);
@@ -24,3 +25,4 @@ export function checkKeyState<S, K, V>(state: KeyState<S, K, V>, perKeyOrder: bo
     if (extra.sizes.reduce((a, b) => a + b, 0) !== extra.bytes) throw new Error(`bytes of ${name} out of step`);
   }
 }
+

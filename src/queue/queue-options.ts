@@ -77,7 +77,7 @@ export function resolveQueueOptions<V>(options: BatchQueueOptions<V> | undefined
     perKeyOrder: check.boolean('options.perKeyOrder', o.perKeyOrder ?? true),
     clock: o.clock ?? monotonicClock,
   };
-  if (typeof resolved.clock.now !== 'function') {
+  if (typeof resolved.clock !== 'object' || resolved.clock === null || typeof resolved.clock.now !== 'function') {
     throw new InvalidArgumentError('options.clock', 'an object with a now() method', resolved.clock);
   }
   if (resolved.maxBatchBytes !== Infinity && resolved.sizeOf === undefined) {
