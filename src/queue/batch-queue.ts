@@ -115,7 +115,7 @@ export abstract class BatchQueue<S, K, V> {
 
   /** Removes a claimed batch's values for good. Throws `UnknownBatchError` or `LeaseExpiredError`, changing nothing. */
   ack(claim: ClaimRef, options?: AckOptions): void {
-    const record = this.#resolve(claim, options);
+    const record = this.#resolve(claim, check.optionsObject('options', options));
     const state = this.#stateOf(record);
     this.#claims.delete(record);
     this.#claimed -= record.values.length;
@@ -154,7 +154,7 @@ export abstract class BatchQueue<S, K, V> {
    * over several requests.
    */
   split(claim: ClaimRef, counts: readonly number[], options?: AckOptions): ClaimedBatch<K, V>[] {
-    const record = this.#resolve(claim, options);
+    const record = this.#resolve(claim, check.optionsObject('options', options));
     if (!Array.isArray(counts) || counts.length === 0) throw new InvalidArgumentError('counts', 'a non-empty array', counts);
     let total = 0;
     for (const [i, count] of counts.entries()) total += check.positiveInteger(`counts[${i}]`, count);
@@ -425,10 +425,10 @@ export abstract class BatchQueue<S, K, V> {
     return new ClaimRecord<S, K, V>(this.#claims.newId(), state.key, takeValues(state, count), sortKey, seq, since, this.#claims.newOrder(), 1);
   }
 
-  #resolve(claim: ClaimRef, options: AckOptions | undefined): ClaimRecord<S, K, V> {
+  #resolve(claim: ClaimRef, options: AckOptions): ClaimRecord<S, K, V> {
     const id = typeof claim === 'string' ? claim : typeof claim === 'object' && claim !== null ? claim.id : undefined;
     if (typeof id !== 'string') throw new InvalidArgumentError('claim', 'a batch id or a claimed batch', claim);
-    const token = options?.token ?? (typeof claim === 'object' ? claim.token : undefined);
+    const token = options.token ?? (typeof claim === 'object' ? claim.token : undefined);
     if (token !== undefined && typeof token !== 'string') throw new InvalidArgumentError('options.token', 'a string', token);
     this.tick();
     const record = this.#claims.get(id);

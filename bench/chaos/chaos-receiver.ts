@@ -1,0 +1,163 @@
+/**
+ * The chaos receiver: a real HTTP server on 127.0.0.1 playing every customer's endpoint
+ * (`/hooks/<customer>`), misbehaving on purpose. One seeded draw per request picks its fault:
+ * 500, 503, 429 with `Retry-After`, a hang past the sender's headers timeout, a reset mid-body,
+ * or a slow accept. A batch holding a poison record is always refused with 400. Accepted
+ * records are booked in the demo's {@link DeliveryLedger}, which dedupes on `webhook-id` and
+ * checks each customer's order. The load scenario switches the receiver down (503 to all) and up.
+ *
+ * A hang and a slow accept book the records before they (fail to) answer: the sender cannot
+ * tell whether they arrived and sends them again, the case receivers dedupe for. A reset comes
+ * before the body is read, so nothing is booked.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { DeliveryLedger, type LedgerCounts } from '../../src/cli/ledger.js';
+import { verifySignature } from '../../src/dispatch/signature.js';
+import { pickFault, zeroFaultCounts, type FaultCounts, type FaultRates } from './faults.js';
+import type { Random } from './random.js';
+import { parseChaosRecords } from './records.js';
+
+/** Options of {@link startChaosReceiver}. */
+export interface ChaosReceiverOptions {
+  /** The `whsec_` secret the requests must be signed with. */
+  secret: string;
+  faults: FaultRates;
+  /** Picks each request's fault and each slow accept's delay. */
+  random: Random;
+  /** A slow accept answers after a delay uniform in [min, max) ms: keep it below the sender's headers timeout. */
+  slowMs: readonly [min: number, max: number];
+  /** The `Retry-After` of a 429, in seconds. */
+  retryAfterSeconds: number;
+}
+
+/** What the receiver counted. */
+export interface ChaosReceiverCounts extends LedgerCounts {
+  /** Requests that reached the receiver, failed ones included. */
+  requests: number;
+  /** Refused with 401: missing or wrong signature. */
+  signatureFailures: number;
+  /** Refused with 400: not a JSON array of records, or no such endpoint. Poison is counted in `faults`. */
+  malformed: number;
+  faults: FaultCounts;
+}
+
+/** A started receiver. */
+export interface ChaosReceiver {
+  /** Base URL; a customer's endpoint is `${url}/hooks/<customer>`. */
+  readonly url: string;
+  readonly ledger: DeliveryLedger;
+  counts(): ChaosReceiverCounts;
+  /** Down: every request is answered 503 and nothing is booked. */
+  setDown(down: boolean): void;
+  /** Stops listening, cancels slow answers and cuts every connection (hanging ones too). */
+  close(): Promise<void>;
+}
+
+/** Starts a chaos receiver on a free port of 127.0.0.1. */
+export async function startChaosReceiver(options: ChaosReceiverOptions): Promise<ChaosReceiver> {
+  const ledger = new DeliveryLedger();
+  const counts = { requests: 0, signatureFailures: 0, malformed: 0, faults: zeroFaultCounts() };
+  const slowTimers = new Set<NodeJS.Timeout>();
+  let down = false;
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    counts.requests++;
+    if (down) {
+      counts.faults.outage++;
+      await readBody(req);
+      return answer(res, 503);
+    }
+    const fault = pickFault(options.faults, options.random);
+    if (fault === 'reset') {
+      counts.faults.reset++;
+      return resetMidBody(req);
+    }
+    const body = await readBody(req);
+    const customer = customerOf(req);
+    if (!verifySignature({ secret: options.secret, headers: req.headers, body })) {
+      counts.signatureFailures++;
+      return answer(res, 401);
+    }
+    const records = parseChaosRecords(body);
+    if (customer === undefined || records === undefined) {
+      counts.malformed++;
+      return answer(res, 400);
+    }
+    if (records.some((record) => record.poison === true)) {
+      counts.faults.poison++;
+      return answer(res, 400);
+    }
+    if (fault === 'status500' || fault === 'status503' || fault === 'status429') {
+      counts.faults[fault]++;
+      return answer(res, Number(fault.slice(6)), fault === 'status429' ? { 'retry-after': String(options.retryAfterSeconds) } : {});
+    }
+    ledger.accept(String(req.headers['webhook-id']), customer, records, Date.now());
+    if (fault === 'hang') {
+      counts.faults.hang++;
+      return; // never answered: the sender's headers timeout ends it
+    }
+    if (fault === 'slow') {
+      counts.faults.slow++;
+      const [min, max] = options.slowMs;
+      const timer = setTimeout(() => {
+        slowTimers.delete(timer);
+        answer(res, 200);
+      }, min + options.random() * (max - min));
+      slowTimers.add(timer);
+      return;
+    }
+    answer(res, 200);
+  };
+
+  const server = createServer((req, res) => {
+    // A request the client gave up on mid-body has nothing to book.
+    handle(req, res).catch(() => req.socket.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    ledger,
+    counts: () => ({ ...ledger.counts(), ...counts, faults: { ...counts.faults } }),
+    setDown(value) {
+      down = value;
+    },
+    async close() {
+      for (const timer of slowTimers) clearTimeout(timer);
+      slowTimers.clear();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+/** Cuts the connection once part of the body has arrived (or the body ended, if it came whole). */
+function resetMidBody(req: IncomingMessage): void {
+  const reset = (): void => void req.socket.destroy();
+  req.once('data', reset);
+  req.once('end', reset);
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** The customer of a `POST /hooks/<customer>`, or undefined for any other request. */
+function customerOf(req: IncomingMessage): string | undefined {
+  const match = req.method === 'POST' ? /^\/hooks\/([^/?]+)$/.exec(req.url ?? '') : null;
+  if (match?.[1] === undefined) return undefined;
+  try {
+    return decodeURIComponent(match[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+function answer(res: ServerResponse, status: number, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { ...headers, 'content-type': 'text/plain' });
+  res.end(status === 200 ? 'ok' : '');
+}

@@ -1,0 +1,98 @@
+/**
+ * `npm run chaos` as a user runs it, for what needs no run: the flags, `--help`, and the exit
+ * code 2 of bad flags and of `--redis` in this build. The runs themselves are in chaos.test.ts.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parseChaosArgs } from '../../bench/chaos/args.js';
+import { UsageError } from '../../src/cli/usage-error.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `bench/chaos.ts <args>` as the package script does; kills it if it hangs. */
+function chaos(args: string[], timeoutMs = 15_000): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'bench/chaos.ts', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('parseChaosArgs', () => {
+  it('applies the defaults: 60 s, a random seed, the chaos scenario, in memory', () => {
+    const parsed = parseChaosArgs([]);
+    expect(parsed.help).toBe(false);
+    if (parsed.help) return;
+    expect(parsed.args).toMatchObject({ scenario: 'chaos', backend: 'memory', durationSeconds: 60, customers: 200, rate: 2000, lingerMs: 200 });
+    expect(Number.isInteger(parsed.args.seed)).toBe(true);
+  });
+
+  it('reads every flag', () => {
+    const parsed = parseChaosArgs(['--duration', '2.5', '--seed', '9', '--customers', '5', '--rate', '100', '--linger', '0', '--redis', '--scenario', 'chaos']);
+    expect(parsed).toEqual({
+      help: false,
+      args: { scenario: 'chaos', backend: 'redis', seed: 9, durationSeconds: 2.5, customers: 5, rate: 100, lingerMs: 0, maxPending: 10_000, recordBytes: 1024 },
+    });
+  });
+
+  it.each([
+    [['--duration', '0'], '--duration'],
+    [['--duration', ''], '--duration'],
+    [['--seed', '-1'], undefined],
+    [['--seed', '1.5'], '--seed'],
+    [['--seed', '4294967296'], '--seed'],
+    [['--customers', 'many'], '--customers'],
+    [['--scenario', 'soak'], '--scenario'],
+    [['--nope'], undefined],
+    [['stray'], undefined],
+    [['--rate'], undefined],
+    [['--scenario', 'load', '--duration', '10', '--max-pending', '10000'], '--max-pending'],
+  ])('%j is a usage error', (argv, flag) => {
+    let error: unknown;
+    try {
+      parseChaosArgs(argv);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(UsageError);
+    expect(error).toMatchObject({ code: 'ERR_USAGE', flag });
+  });
+});
+
+describe.concurrent('npm run chaos', () => {
+  it('--help explains every flag and exits 0', async () => {
+    const run = await chaos(['--help']);
+    expect(run.code).toBe(0);
+    for (const flag of ['--scenario', '--duration', '--seed', '--customers', '--rate', '--linger', '--max-pending', '--record-bytes', '--redis', '--help']) {
+      expect(run.stdout).toContain(flag);
+    }
+  });
+
+  it('a bad flag exits 2 naming it', async () => {
+    const run = await chaos(['--rate', 'fast']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--rate must be a positive number');
+  });
+
+  it('--redis says the backend is not available in this build and exits 2', async () => {
+    const run = await chaos(['--redis', '--duration', '1']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('not available in this build');
+    expect(run.stdout).toBe('');
+  });
+});
