@@ -173,7 +173,8 @@ export function usage(): string {
     `${flag.description} (default ${flag.default})`,
   ]);
   rows.push(
-    ['--redis [url]', `Run on the Redis backend instead of in memory\n(default url: $REDIS_URL, else ${DEFAULT_REDIS_URL})`],
+    ['--redis [url]', 'Run on the Redis backend instead of in memory, under a key prefix of\n' +
+      `this run's own that is deleted at the end\n(default url: $REDIS_URL, else ${DEFAULT_REDIS_URL})`],
     ['--json', 'Print the summary as JSON on stdout (progress stays on stderr)'],
     ['-h, --help', 'Show this help'],
   );
@@ -194,7 +195,7 @@ export function usage(): string {
     ...lines,
     '',
     'Exit code: 0 when every record arrived, in order and correctly signed; 1 otherwise;',
-    '2 for bad flags.',
+    '2 for bad flags, or when Redis does not answer at the --redis URL.',
     '',
   ].join('\n');
 }

@@ -226,6 +226,8 @@ export class Dispatcher<K, V> extends EventEmitter<DispatcherEvents<K, V>> {
       this.#arm(1000);
     } finally {
       this.#pumping = false;
+      // A pass asked for while the last steps awaited the store (a flush or close, a finished delivery) runs now.
+      if (this.#pumpAgain) this.#schedulePump();
     }
   }
 

@@ -11,3 +11,7 @@ export { jsonCodec, CodecError } from './codec.js';
 export type { Codec } from './codec.js';
 export { waitUntilDue } from './wake.js';
 export type { WaitOptions, WakeListener, DueSource } from './wake.js';
+export { createPushClient } from './push-client.js';
+export type { RedisPushClient, RedisPushClientOptions } from './push-client.js';
+export { RedisDelayStore } from './redis-delay-store.js';
+export type { RedisDelayStoreOptions } from './redis-delay-store.js';
