@@ -48,7 +48,7 @@ export class KeyState<S, K, V> {
     public sortKey: S,
     /** Publish sequence number of the value that set the place: ties between keys stay FIFO. */
     public seq: number,
-    /** When the oldest fresh value was published. */
+    /** When the oldest fresh value was published: whole milliseconds since the queue was made. */
     public since: number,
   ) {}
 
