@@ -102,8 +102,21 @@ export interface DelayStore<P> {
    * Whether `retry` was stored.
    */
   nack(claim: JobClaim<P>, retry: DelayedJob<P>): MaybePromise<boolean>;
-  /** When the next pending, unclaimed job is due (possibly in the past); `undefined` when there is none. */
+  /**
+   * When the queue should look at the store next: the next pending, unclaimed job's due time
+   * (possibly in the past), or an earlier moment when something else may become claimable then
+   * (a network store: another worker's lease running out); `undefined` when there is none.
+   */
   nextDueAt(): MaybePromise<number | undefined>;
+  /**
+   * Optional, for stores shared between processes: calls `listener` when the next due time may
+   * have become earlier because of another process (a schedule elsewhere, a lease that will
+   * expire), or when such news may have been missed (a reconnect). The queue then reads
+   * `nextDueAt()` again and re-arms its timer if the answer is earlier, so it sleeps until the next
+   * due time instead of polling. Returns the unsubscribe function. A store used by one queue only
+   * (the in-memory one) needs none: every schedule goes through that queue.
+   */
+  onWake?(listener: () => void): () => void;
 }
 
 /** Options of {@link DelayQueue}. */
@@ -218,6 +231,9 @@ export function resolveDelayQueueOptions<P>(options: DelayQueueOptions<P>): Reso
     const store = o.store as unknown as Record<string, unknown>;
     const missing = STORE_METHODS.find((name) => typeof store?.[name] !== 'function');
     if (missing !== undefined) throw new InvalidArgumentError('options.store', `a DelayStore (with ${missing}())`, o.store);
+    if (store['onWake'] !== undefined && typeof store['onWake'] !== 'function') {
+      throw new InvalidArgumentError('options.store', 'a DelayStore (whose onWake, if any, is a function)', o.store);
+    }
     if (o.maxJobs !== undefined) throw new InvalidArgumentError('options.maxJobs', 'unset when options.store is given', o.maxJobs);
   }
   return resolved;

@@ -4,8 +4,9 @@
  *
  * The queue keeps its jobs in a {@link DelayStore} (in memory: {@link MemoryDelayStore}, over the
  * core `SortedQueue`) and runs them with one wake-up timer armed at the next due time. It never
- * polls: the timer is re-armed when a schedule or cancel moves the next due time, and there is
- * no timer at all while no job is held.
+ * polls: the timer is re-armed when a schedule or cancel moves the next due time, or when a
+ * shared store's `onWake` says another process may have made it earlier, and there is no timer
+ * at all while no job is held.
  */
 import { AbortedError, InvalidArgumentError, QueueClosedError } from '../errors.js';
 import type { MaybePromise } from '../queue/batch-source.js';
@@ -58,11 +59,16 @@ export class DelayQueue<P = unknown> {
   #wake: LongTimeout | undefined;
   #wakeAt: number | undefined;
   #pumping = false;
+  #lastSize = 0;
   #pumpDone: Promise<void> = Promise.resolve();
   /** A schedule, cancel or finished run came in while the runner was busy: look at the store again. */
   #again = false;
   /** Jobs claimed since the runner last yielded to the event loop. */
   #claimedThisTurn = 0;
+  /** The store's `onWake` called since the runner last read `nextDueAt()`: read it again. */
+  #recheck = false;
+  #rechecking = false;
+  #unsubscribeWake: (() => void) | undefined;
   #closed = false;
 
   /** @throws InvalidArgumentError naming the first bad option. */
@@ -70,6 +76,11 @@ export class DelayQueue<P = unknown> {
     this.#options = resolveDelayQueueOptions(options);
     this.#store = this.#options.store ?? new MemoryDelayStore<P>({ maxJobs: this.#options.maxJobs });
     this.#clock = this.#options.clock;
+    try {
+      this.#unsubscribeWake = this.#store.onWake?.(this.#onStoreWake);
+    } catch (error) {
+      this.#report(error); // the queue still runs what it schedules itself
+    }
     this.#kick();
   }
 
@@ -118,9 +129,21 @@ export class DelayQueue<P = unknown> {
     return this.#store.get(id);
   }
 
-  /** Jobs held: pending (waiting for their due time or a retry) plus running. */
-  async size(): Promise<number> {
-    return this.#store.size();
+  /**
+   * Jobs held: pending (waiting for their due time or a retry) plus running. Exact with an
+   * in-memory store; with a remote store (Redis) it is the count read at the previous look,
+   * and {@link count} reads it now.
+   */
+  get size(): number {
+    const size = this.#store.size();
+    if (!(size instanceof Promise)) return (this.#lastSize = size);
+    size.then((fresh) => (this.#lastSize = fresh)).catch((error: unknown) => this.#report(error));
+    return this.#lastSize;
+  }
+
+  /** Jobs held, read from the store now. */
+  async count(): Promise<number> {
+    return (this.#lastSize = await this.#store.size());
   }
 
   /** Counters since creation, and the handlers running now. */
@@ -151,6 +174,8 @@ export class DelayQueue<P = unknown> {
     if (timeoutMs !== Infinity) check.nonNegativeNumber('options.timeoutMs', timeoutMs);
     this.#closed = true;
     this.#arm(undefined);
+    this.#unsubscribeWake?.();
+    this.#unsubscribeWake = undefined;
     await this.#pumpDone; // claims in flight become runs, which are waited for below
     if (this.#running.size === 0) return;
     await new Promise<void>((resolve) => {
@@ -204,6 +229,8 @@ export class DelayQueue<P = unknown> {
       this.#arm(this.#clock.now() + this.#options.maxDelayMs);
     } finally {
       this.#pumping = false;
+      // A wake that came after the runner read nextDueAt() (or while it never got that far).
+      if (this.#recheck) void this.#recheckDue();
     }
   }
 
@@ -225,6 +252,7 @@ export class DelayQueue<P = unknown> {
       for (const claim of claims) this.#start(claim);
       if (claims.length < limit) break;
     }
+    this.#recheck = false; // this read sees whatever a wake so far announced
     this.#arm(await this.#store.nextDueAt());
   }
 
@@ -256,6 +284,38 @@ export class DelayQueue<P = unknown> {
     this.#claimedThisTurn = 0;
     this.#kick();
   };
+
+  /**
+   * The store's `onWake`: another process may have made the next due time earlier. Reads
+   * `nextDueAt()` once (a burst of wakes shares one read in flight and one after it) and re-arms
+   * if the answer is earlier; a runner busy at the time reads it itself, or again when it is done.
+   */
+  readonly #onStoreWake = (): void => {
+    if (this.#closed) return;
+    this.#recheck = true;
+    if (!this.#pumping) void this.#recheckDue();
+  };
+
+  async #recheckDue(): Promise<void> {
+    if (this.#rechecking) return; // the loop below sees #recheck
+    this.#rechecking = true;
+    try {
+      while (this.#recheck && !this.#pumping && !this.#closed) {
+        this.#recheck = false;
+        const dueAt = await this.#store.nextDueAt();
+        // Only ever earlier: a later answer may be stale against what the runner read meanwhile,
+        // and an early wake-up costs one look at the store, a late one a late job.
+        if (dueAt !== undefined && (this.#wakeAt === undefined || dueAt < this.#wakeAt)) this.#arm(dueAt);
+      }
+    } catch (error) {
+      this.#report(error);
+      // As the runner does when the store fails: look again after maxDelayMs at the latest.
+      const retryAt = this.#clock.now() + this.#options.maxDelayMs;
+      if (this.#wakeAt === undefined || retryAt < this.#wakeAt) this.#arm(retryAt);
+    } finally {
+      this.#rechecking = false;
+    }
+  }
 
   #start(claim: JobClaim<P>): void {
     const run: Run<P> = { claim, controller: new AbortController(), cancelled: false };

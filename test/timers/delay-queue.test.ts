@@ -72,7 +72,7 @@ describe('DelayQueue: when a job runs', () => {
     expect(runs).toEqual([]);
     await advanceTo(1000);
     expect(runs).toEqual([{ id: 'order-1', at: 1000, attempt: 1 }]);
-    expect(await queue.size()).toBe(0);
+    expect(queue.size).toBe(0);
   });
 
   it('takes `at` as a time on the clock or a Date, and runs a past time at once', async () => {
@@ -142,7 +142,7 @@ describe('DelayQueue: when a job runs', () => {
     expect(timers).toHaveBeenCalledTimes(1);
     expect(Math.max(...claimSizes)).toBeLessThanOrEqual(batchSize);
     expect(ranBeforeOtherWork).toBeLessThanOrEqual(batchSize);
-    expect(await queue.size()).toBe(0);
+    expect(queue.size).toBe(0);
   });
 });
 
@@ -153,7 +153,7 @@ describe('DelayQueue: schedule, reschedule, cancel, get', () => {
     await queue.schedule('chat-7', 'first reply', { delayMs: 1000 });
     await advanceTo(600);
     await queue.schedule('chat-7', 'last reply', { delayMs: 1000 });
-    expect(await queue.size()).toBe(1);
+    expect(queue.size).toBe(1);
     await advanceTo(1599);
     expect(payloads).toEqual([]);
     await advanceTo(1600);
@@ -211,10 +211,10 @@ describe('DelayQueue: schedule, reschedule, cancel, get', () => {
     expect(await queue.get('a')).toEqual(job);
     expect(Object.isFrozen(await queue.get('a'))).toBe(true);
     expect(await queue.get('unknown')).toBeUndefined();
-    expect(await queue.size()).toBe(2);
+    expect(queue.size).toBe(2);
     await advanceTo(60);
     expect(await queue.get('b')).toBeUndefined();
-    expect(await queue.size()).toBe(1);
+    expect(queue.size).toBe(1);
   });
 
   it('rejects a bad id or due time with InvalidArgumentError naming it, and changes nothing', async () => {
@@ -237,7 +237,7 @@ describe('DelayQueue: schedule, reschedule, cancel, get', () => {
       await expect(attempt).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT, argument });
     }
     await expect(queue.cancel('')).rejects.toMatchObject({ argument: 'id' });
-    expect(await queue.size()).toBe(0);
+    expect(queue.size).toBe(0);
     expect(queue.stats().scheduled).toBe(0);
     expect(vi.getTimerCount()).toBe(0);
   });
@@ -248,7 +248,7 @@ describe('DelayQueue: schedule, reschedule, cancel, get', () => {
     await queue.schedule('b', 'p', { delayMs: 1000 });
     await expect(queue.schedule('c', 'p', { delayMs: 1000 })).rejects.toBeInstanceOf(QueueFullError);
     await queue.schedule('a', 'p', { delayMs: 2000 });
-    expect(await queue.size()).toBe(2);
+    expect(queue.size).toBe(2);
     expect((await queue.get('a'))?.dueAt).toBe(2000);
   });
 
@@ -303,11 +303,11 @@ describe('DelayQueue: the runner', () => {
     await queue.schedule('a', 'p', { delayMs: 10 });
     await advanceTo(10);
     expect(queue.stats().running).toBe(1);
-    expect(await queue.size()).toBe(1);
+    expect(queue.size).toBe(1);
     expect(await queue.get('a')).toMatchObject({ id: 'a', attempt: 1 });
     done.resolve();
     await advanceTo(11);
-    expect(await queue.size()).toBe(0);
+    expect(queue.size).toBe(0);
     expect(await queue.get('a')).toBeUndefined();
     expect(queue.stats()).toMatchObject({ running: 0, completed: 1 });
   });
@@ -338,7 +338,7 @@ describe('DelayQueue: the runner', () => {
     ]);
     expect(deadLetters).toEqual([[{ id: 'order-1', payload: 'p', dueAt: 1850, attempt: 4 }, failure]]);
     expect(queue.stats()).toMatchObject({ retried: 3, deadLettered: 1, completed: 0 });
-    expect(await queue.size()).toBe(0);
+    expect(queue.size).toBe(0);
     expect(queue.takeDeadLetters()).toEqual([]);
   });
 
@@ -356,12 +356,12 @@ describe('DelayQueue: the runner', () => {
     await queue.schedule('b', 'p', { delayMs: 20 });
     await advanceTo(100);
     // 'a' took the only place in the list; 'b' is kept, and tried again after maxDelayMs.
-    expect(await queue.size()).toBe(1);
+    expect(queue.size).toBe(1);
     expect(await queue.get('b')).toMatchObject({ attempt: 2, dueAt: 60_020 });
     expect(queue.takeDeadLetters()).toEqual([{ job: { id: 'a', payload: 'p', dueAt: 10, attempt: 1 }, error: failure, at: 10 }]);
     await advanceTo(60_020);
     expect(queue.takeDeadLetters()).toEqual([{ job: { id: 'b', payload: 'p', dueAt: 60_020, attempt: 2 }, error: failure, at: 60_020 }]);
-    expect(await queue.size()).toBe(0);
+    expect(queue.size).toBe(0);
     expect(queue.stats().deadLettered).toBe(2);
   });
 
@@ -435,7 +435,7 @@ describe('DelayQueue: the runner', () => {
     expect(signal.reason).toMatchObject({ code: ErrorCode.ABORTED });
     await advanceTo(200_000);
     expect(queue.stats()).toMatchObject({ retried: 0, deadLettered: 0, running: 0, cancelled: 1 });
-    expect(await queue.size()).toBe(0);
+    expect(queue.size).toBe(0);
   });
 
   it('scheduling an id while it runs: the new job waits for the run, and a failed run is not retried', async () => {
@@ -453,7 +453,7 @@ describe('DelayQueue: the runner', () => {
     await advanceTo(100);
     await queue.schedule('chat-7', 'new', { delayMs: 50 });
     expect(await queue.get('chat-7')).toMatchObject({ payload: 'new', dueAt: 150 });
-    expect(await queue.size()).toBe(2);
+    expect(queue.size).toBe(2);
     await advanceTo(400);
     expect(runs).toHaveLength(1); // the new job is due, but one job id never runs twice at once
     firstRun.reject(new Error('failed, and superseded'));
@@ -501,6 +501,154 @@ describe('DelayQueue: the runner', () => {
       { id: 'overdue', at: 100, attempt: 2 },
       { id: 'later', at: 300, attempt: 1 },
     ]);
+  });
+});
+
+/**
+ * A store shared with "another process": `elsewhere(job)` stores a job behind the queue's back,
+ * `wake()` calls the listeners the queue gave `onWake`, and `reads` counts `nextDueAt()` calls.
+ * While `slowReads.gate` is set, `nextDueAt()` answers what it read only once the gate opens (a
+ * network round trip that another process overtakes).
+ */
+function sharedStore() {
+  const memory = new MemoryDelayStore<string>();
+  const listeners = new Set<() => void>();
+  const counts = { reads: 0, subscribed: 0 };
+  const slowReads: { gate?: Promise<void> } = {};
+  const store: DelayStore<string> = {
+    schedule: (job) => memory.schedule(job),
+    cancel: (id) => memory.cancel(id),
+    get: (id) => memory.get(id),
+    size: () => memory.size(),
+    claimDue: (now, limit) => memory.claimDue(now, limit),
+    ack: (claim) => memory.ack(claim),
+    nack: (claim, retry) => memory.nack(claim, retry),
+    nextDueAt: () => {
+      counts.reads++;
+      const at = memory.nextDueAt();
+      return slowReads.gate === undefined ? at : slowReads.gate.then(() => at);
+    },
+    onWake: (listener) => {
+      counts.subscribed++;
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+  return {
+    store,
+    counts,
+    listeners,
+    slowReads,
+    elsewhere: (id: string, dueAt: number) => memory.schedule({ id, payload: 'elsewhere', dueAt, attempt: 1 }),
+    wake: () => {
+      for (const listener of listeners) listener();
+    },
+  };
+}
+
+describe('DelayQueue: a store shared with other processes (onWake)', () => {
+  it('a wake makes the queue read nextDueAt again and re-arm earlier', async () => {
+    const shared = sharedStore();
+    const { queue, runs } = queueWith({ store: shared.store });
+    expect(shared.listeners.size).toBe(1);
+    await queue.schedule('late', 'p', { at: 10_000 });
+    await settle();
+    const timers = spyOnTimers();
+    const readsAsleep = shared.counts.reads;
+
+    shared.elsewhere('early', 100); // another process: this queue's timer still says 10,000
+    await advanceTo(50);
+    expect(shared.counts.reads).toBe(readsAsleep); // asleep means no reads
+    shared.wake();
+    await settle();
+    expect(shared.counts.reads).toBe(readsAsleep + 1);
+    expect(timers).toHaveBeenCalledTimes(1);
+    expect(timers.mock.calls[0]?.[1]).toBe(50); // re-armed at 100, 50 ms from now
+    await advanceTo(100);
+    expect(runs).toEqual([{ id: 'early', at: 100, attempt: 1 }]);
+    await advanceTo(10_000);
+    expect(runs.map((run) => run.id)).toEqual(['early', 'late']);
+  });
+
+  it('a wake that finds nothing earlier keeps the timer; a burst of wakes shares its reads', async () => {
+    const shared = sharedStore();
+    const { queue, runs } = queueWith({ store: shared.store });
+    await queue.schedule('head', 'p', { at: 1000 });
+    await settle();
+    const timers = spyOnTimers();
+    shared.elsewhere('later', 5000);
+    const before = shared.counts.reads;
+    for (let i = 0; i < 10; i++) shared.wake();
+    await settle();
+    expect(shared.counts.reads - before).toBeLessThanOrEqual(2); // one read in flight, at most one after it
+    expect(timers).not.toHaveBeenCalled(); // 5000 is not earlier than 1000
+    await advanceTo(1000);
+    expect(runs).toEqual([{ id: 'head', at: 1000, attempt: 1 }]);
+    await advanceTo(5000);
+    expect(runs.map((run) => run.id)).toEqual(['head', 'later']);
+  });
+
+  it('a wake arms the timer of a queue that held no job; close() unsubscribes', async () => {
+    const shared = sharedStore();
+    const { queue, runs } = queueWith({ store: shared.store });
+    await settle();
+    expect(vi.getTimerCount()).toBe(0);
+    shared.elsewhere('from-elsewhere', 300);
+    shared.wake();
+    await settle();
+    expect(vi.getTimerCount()).toBe(1);
+    await advanceTo(300);
+    expect(runs).toEqual([{ id: 'from-elsewhere', at: 300, attempt: 1 }]);
+    await queue.close();
+    expect(shared.listeners.size).toBe(0);
+    expect(shared.counts.subscribed).toBe(1);
+  });
+
+  it('a wake that overtakes the runner\'s own read is not lost: the runner reads again after it', async () => {
+    const shared = sharedStore();
+    const { queue, runs } = queueWith({ store: shared.store });
+    await settle();
+    const gate = deferred();
+    shared.slowReads.gate = gate.promise;
+    await queue.schedule('late', 'p', { at: 10_000 });
+    await settle(); // the runner's read of nextDueAt (10,000) is in flight
+    shared.elsewhere('early', 200);
+    shared.wake(); // while the runner is busy: it must look again once its read is in
+    const reads = shared.counts.reads;
+    delete shared.slowReads.gate;
+    gate.resolve();
+    await settle();
+    expect(shared.counts.reads).toBe(reads + 1);
+    await advanceTo(200);
+    expect(runs).toEqual([{ id: 'early', at: 200, attempt: 1 }]);
+  });
+
+  it('a wake whose read fails is reported, and the queue looks again after maxDelayMs', async () => {
+    const shared = sharedStore();
+    const errors: unknown[] = [];
+    const { runs } = queueWith({ store: shared.store, maxDelayMs: 5000, onError: (error) => errors.push(error) });
+    await settle();
+    const outage = new Error('connection lost');
+    const read = shared.store.nextDueAt;
+    shared.store.nextDueAt = () => {
+      shared.store.nextDueAt = read;
+      throw outage;
+    };
+    shared.elsewhere('x', 100);
+    shared.wake();
+    await settle();
+    expect(errors).toEqual([outage]);
+    await advanceTo(4999);
+    expect(runs).toEqual([]);
+    await advanceTo(5000);
+    expect(runs).toEqual([{ id: 'x', at: 5000, attempt: 1 }]);
+  });
+
+  it('rejects a store whose onWake is not a function', () => {
+    const store = Object.assign(new MemoryDelayStore<unknown>(), { onWake: 1 }) as unknown as DelayStore<unknown>;
+    expect(() => new DelayQueue({ handler: () => undefined, store })).toThrow(
+      expect.objectContaining({ code: ErrorCode.INVALID_ARGUMENT, argument: 'options.store' }),
+    );
   });
 });
 
@@ -553,7 +701,7 @@ describe('DelayQueue: close()', () => {
     expect(runs.map((run) => run.id)).toEqual(['running']);
     expect(queue.closed).toBe(true);
     expect(vi.getTimerCount()).toBe(0);
-    expect(await queue.size()).toBe(2);
+    expect(queue.size).toBe(2);
   });
 
   it('gives up after timeoutMs: the handlers still running see their signal abort', async () => {
