@@ -9,6 +9,7 @@ import { describeValue, InvalidEndpointError, QueueClosedError, QueueFullError }
 import type { ClaimedBatch } from '../queue/batch.js';
 import type { BatchSource, QueueCounts } from '../queue/batch-source.js';
 import { setLongTimeout, type LongTimeout } from '../time.js';
+import * as check from '../validate.js';
 import { encodeBody, splitCounts } from './body.js';
 import { KeyCircuit } from './circuit.js';
 import { DeadLetterList, type DeadLetter, type DeadLetterReason } from './dead-letters.js';
@@ -76,7 +77,7 @@ export interface DispatcherStats {
 
 /** Options of {@link Dispatcher.close}. */
 export interface CloseOptions {
-  /** How long to keep delivering before the rest is dead-lettered as `shutdown`. @default 30_000 */
+  /** How long to keep delivering before the rest is dead-lettered as `shutdown` (`Infinity`: no deadline). @default 30_000 */
   timeoutMs?: number;
 }
 
@@ -154,8 +155,12 @@ export class Dispatcher<K, V> extends EventEmitter<DispatcherEvents<K, V>> {
    * hands it to the dead-letter path with reason `shutdown`. On a queue shared with other
    * dispatchers (Redis), it only finishes or returns its own claims. Idempotent.
    */
-  close(options: CloseOptions = {}): Promise<void> {
-    this.#closed ??= this.#shutdown(options.timeoutMs ?? 30_000);
+  close(options?: CloseOptions): Promise<void> {
+    if (this.#closed === undefined) {
+      const timeoutMs = options?.timeoutMs ?? 30_000;
+      if (timeoutMs !== Infinity) check.nonNegativeNumber('options.timeoutMs', timeoutMs);
+      this.#closed = this.#shutdown(timeoutMs);
+    }
     return this.#closed;
   }
 
@@ -462,8 +467,8 @@ export class Dispatcher<K, V> extends EventEmitter<DispatcherEvents<K, V>> {
       this.#emitError(error);
     }
     // A zero timeout (an aborted signal) stops at once: nothing more is sent, all is dead-lettered.
-    if (timeoutMs <= 0) this.#stop();
-    const deadline = setTimeout(() => this.#stop(), Math.max(0, timeoutMs));
+    if (timeoutMs === 0) this.#stop();
+    const deadline = timeoutMs === Infinity ? undefined : setTimeout(() => this.#stop(), timeoutMs);
     try {
       await this.#forceUntilIdle();
     } finally {

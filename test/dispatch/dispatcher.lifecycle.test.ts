@@ -69,6 +69,17 @@ describe('Dispatcher lifecycle', () => {
     await dispatcher.close();
   });
 
+  it('close() refuses a negative or NaN timeout and changes nothing', async () => {
+    const options = base();
+    const dispatcher = new Dispatcher(options).start();
+    for (const timeoutMs of [-1, Number.NaN]) {
+      expect(() => dispatcher.close({ timeoutMs })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT', argument: 'options.timeoutMs' }));
+    }
+    (options.source as TimeSortedQueue<string, number>).publish('acme', 1);
+    await dispatcher.close();
+    expect(dispatcher.stats().sentValues).toBe(1);
+  });
+
   it('an aborted signal closes the dispatcher and dead-letters what is left as shutdown', async () => {
     const controller = new AbortController();
     const queue = new TimeSortedQueue<string, number>({ lingerMs: 60_000 });
