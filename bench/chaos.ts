@@ -2,7 +2,8 @@
 /**
  * `npm run chaos`: the fault harness. Parses the flags, runs the chaos (or load & memory)
  * scenario, prints the table and sets the exit code: 0 all checks passed, 1 a check failed
- * (something lost, a customer out of order, …), 2 bad flags or a backend this build lacks.
+ * (something lost, a customer out of order, …), 2 bad flags (or `--redis` without a URL and no
+ * redis-server installed).
  */
 import { UsageError } from '../src/cli/usage-error.js';
 import { chaosUsage, parseChaosArgs, type ChaosArgs } from './chaos/args.js';
@@ -20,7 +21,8 @@ async function main(argv: readonly string[]): Promise<number> {
       return 0;
     }
     const { args } = parsed;
-    process.stderr.write(`chaos: ${args.scenario} scenario, seed ${args.seed}, ${args.durationSeconds} s\n`);
+    const backend = args.backend === 'memory' ? 'in memory' : `on Redis (${args.redisUrl === undefined ? "a redis-server of the run's own" : 'the server given'})`;
+    process.stderr.write(`chaos: ${args.scenario} scenario ${backend}, seed ${args.seed}, ${args.durationSeconds} s\n`);
     const report = await run(args, { stderr: process.stderr });
     process.stdout.write(formatReport(report));
     return report.ok ? 0 : 1;

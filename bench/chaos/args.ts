@@ -17,6 +17,8 @@ const OUTAGE_PRESSURE = 2;
 export interface ChaosArgs {
   scenario: ScenarioName;
   backend: BackendName;
+  /** `--redis <url>`: the Redis to use; `undefined` with a bare `--redis` (a redis-server of the run's own) and in memory. */
+  redisUrl: string | undefined;
   /** The seed of every random decision; printed, so a run can be repeated. */
   seed: number;
   durationSeconds: number;
@@ -83,7 +85,8 @@ const SCENARIOS: readonly ScenarioName[] = ['chaos', 'load'];
 const PARSE_OPTIONS = {
   ...Object.fromEntries(Object.keys(NUMBER_FLAGS).map((name) => [name, { type: 'string' as const }])),
   scenario: { type: 'string' as const },
-  redis: { type: 'boolean' as const },
+  // `--redis [url]`: node:util has no optional values; a bare --redis is rewritten to `--redis=` first.
+  redis: { type: 'string' as const },
   help: { type: 'boolean' as const, short: 'h' },
 };
 
@@ -92,11 +95,13 @@ const PARSE_OPTIONS = {
  * @throws {@link UsageError} naming the flag for an unknown flag, a missing value or a value out of range
  */
 export function parseChaosArgs(argv: readonly string[]): ParsedChaosArgs {
-  const { values } = parseStrict(argv);
+  const { values } = parseStrict(withBareRedis(argv));
   if (values['help'] === true) return { help: true };
+  const redis = values['redis'];
   const args: ChaosArgs = {
     scenario: parseScenario(values['scenario']),
-    backend: values['redis'] === true ? 'redis' : 'memory',
+    backend: typeof redis === 'string' ? 'redis' : 'memory',
+    redisUrl: typeof redis === 'string' && redis !== '' ? parseRedisUrl(redis) : undefined,
     seed: 0,
     durationSeconds: 0,
     customers: 0,
@@ -109,8 +114,24 @@ export function parseChaosArgs(argv: readonly string[]): ParsedChaosArgs {
     const text = values[name];
     args[flag.field] = typeof text === 'string' ? parseNumber(`--${name}`, flag, text) : (flag.default ?? randomSeed());
   }
+  if (args.scenario === 'load' && args.backend === 'redis') {
+    throw new UsageError('--scenario', '--scenario load measures the in-memory queue (its bound and the heap it holds); it does not run with --redis');
+  }
   if (args.scenario === 'load') checkOutageFills(args);
   return { help: false, args };
+}
+
+/** A bare `--redis` (last, or followed by another flag) becomes `--redis=`, so that the URL after it is optional. */
+function withBareRedis(argv: readonly string[]): string[] {
+  return argv.map((arg, i) => (arg === '--redis' && (argv[i + 1] === undefined || argv[i + 1]?.startsWith('-') === true) ? '--redis=' : arg));
+}
+
+function parseRedisUrl(text: string): string {
+  const url = URL.canParse(text) ? new URL(text) : undefined;
+  if (url === undefined || (url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '') {
+    throw new UsageError('--redis', `--redis takes no value (a redis-server of the run's own) or a redis:// URL, got ${JSON.stringify(text)}`);
+  }
+  return text;
 }
 
 /** The load scenario is only a test of the bound if its outage sees well over `maxPending` publishes. */
@@ -160,7 +181,14 @@ export function chaosUsage(): string {
       `--${name} ${flag.placeholder}`,
       `${flag.description} (default ${flag.default ?? 'random, printed'})`,
     ]),
-    ['--redis', 'Run on the Redis backend (not available in this build: exits 2)'],
+    [
+      '--redis [url]',
+      "Run on Redis (chaos scenario only). Without a URL: on a redis-server of the run's\n" +
+        'own (free port, temp dir, AOF appendfsync always), which it kills -9 and restarts,\n' +
+        'and pauses (CLIENT PAUSE). With one: on that server, under a prefix of its own\n' +
+        '(deleted at the end), dropping only its own connections. Either way 2 dispatcher\n' +
+        'processes deliver, and one is killed (SIGKILL) now and then and replaced',
+    ],
     ['-h, --help', 'Show this help'],
   ];
   const width = Math.max(...rows.map(([left]) => left.length)) + 2;
@@ -174,11 +202,19 @@ export function chaosUsage(): string {
     'webhook-id), dead-lettered (with reasons), still pending, and lost, with the heap high-water',
     'mark and the p99 delivery latency.',
     '',
+    'With --redis the harness publishes to a Redis queue and 2 dispatcher processes deliver from it,',
+    'while the run also kills a dispatcher (SIGKILL) and restarts or pauses Redis. Publishes refused',
+    'with ERR_STORE while Redis is down are counted as "refused (store down)": not published, not',
+    'lost; one that was stored all the same (the reply was lost, not the write) and then arrived is',
+    'counted as "delivered though refused" and added back in the lost formula. Records marked',
+    'unserializable are refused at publish by the Redis codec (ERR_SERIALIZE), counted alike. Still',
+    'pending is what Redis holds once the dispatchers have drained the queue (or the drain timed out).',
+    '',
     'Flags:',
     ...rows.map(([left, right]) => `  ${left.padEnd(width)}${right.replaceAll('\n', `\n${indent}`)}`),
     '',
     'Exit code: 0 when nothing was lost and every check passed (each customer in order, all',
-    'signed); 1 otherwise; 2 for bad flags or a backend this build lacks.',
+    'signed); 1 otherwise; 2 for bad flags, or a bare --redis where redis-server is not installed.',
     '',
   ].join('\n');
 }

@@ -1,7 +1,8 @@
 /**
  * Injects the backend's own failures (see `BackendFault`) now and then during a run: one at a
- * time, each after a seeded wait, never two overlapping. In memory there are none and this
- * does nothing.
+ * time, each after a seeded wait, never two overlapping. They come in rounds: every kind once
+ * per round, in a seeded order, so that a short run meets each kind as soon as it has had as
+ * many faults as there are kinds. In memory there are none and this does nothing.
  */
 import type { BackendFault } from './client.js';
 import type { Random } from './random.js';
@@ -28,11 +29,16 @@ export function startBackendFaults(options: BackendFaultOptions): BackendFaultIn
   let stopped = options.faults.length === 0;
   let timer: NodeJS.Timeout | undefined;
   let current: Promise<void> = Promise.resolve();
+  let round: BackendFault[] = [];
+  const draw = (): BackendFault | undefined => {
+    if (round.length === 0) round = shuffled(options.faults, options.random);
+    return round.pop();
+  };
   const next = (): void => {
     if (stopped) return;
     const [min, max] = options.everyMs;
     timer = setTimeout(() => {
-      const fault = options.faults[Math.floor(options.random() * options.faults.length)];
+      const fault = draw();
       if (fault === undefined || stopped) return;
       current = fault
         .inject()
@@ -49,4 +55,14 @@ export function startBackendFaults(options: BackendFaultOptions): BackendFaultIn
       return { ...counts };
     },
   };
+}
+
+/** A copy of `items` in a random order (Fisher-Yates). */
+function shuffled<T>(items: readonly T[], random: Random): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
 }

@@ -16,7 +16,7 @@ import { DeliveryLedger, type LedgerCounts } from '../../src/cli/ledger.js';
 import { verifySignature } from '../../src/dispatch/signature.js';
 import { pickFault, zeroFaultCounts, type FaultCounts, type FaultRates } from './faults.js';
 import type { Random } from './random.js';
-import { parseChaosRecords } from './records.js';
+import { parseChaosRecords, type ChaosRecord } from './records.js';
 
 /** Options of {@link startChaosReceiver}. */
 export interface ChaosReceiverOptions {
@@ -29,6 +29,8 @@ export interface ChaosReceiverOptions {
   slowMs: readonly [min: number, max: number];
   /** The `Retry-After` of a 429, in seconds. */
   retryAfterSeconds: number;
+  /** Told about the records of each request booked the first time its `webhook-id` came. */
+  onBooked?: (records: readonly ChaosRecord[]) => void;
 }
 
 /** What the receiver counted. */
@@ -92,7 +94,9 @@ export async function startChaosReceiver(options: ChaosReceiverOptions): Promise
       counts.faults[fault]++;
       return answer(res, Number(fault.slice(6)), fault === 'status429' ? { 'retry-after': String(options.retryAfterSeconds) } : {});
     }
-    ledger.accept(String(req.headers['webhook-id']), customer, records, Date.now());
+    const id = String(req.headers['webhook-id']);
+    if (!ledger.hasAccepted(id)) options.onBooked?.(records);
+    ledger.accept(id, customer, records, Date.now());
     if (fault === 'hang') {
       counts.faults.hang++;
       return; // never answered: the sender's headers timeout ends it

@@ -24,7 +24,7 @@ export function formatReport(r: ChaosReport): string {
 
 function header(r: ChaosReport): string[] {
   const s = r.settings;
-  const backend = s.backend === 'memory' ? 'in-memory queue' : 'Redis queue';
+  const backend = r.backendDescription;
   const bound = Number.isFinite(s.maxPending) ? `, maxPending ${count(s.maxPending)}` : '';
   return [
     `duebatch ${s.scenario === 'load' ? 'load & memory' : 'chaos'} run: ${backend}, seed ${s.seed} (repeat with --seed ${s.seed})`,
@@ -38,16 +38,25 @@ function recordRows(r: ChaosReport): Row[] {
     ? `${count(r.poisonPublished)} poison, ${count(r.unserializablePublished)} unserializable`
     : '';
   const refused = r.queueFull > 0 ? `${count(r.queueFull)} more refused: queue full (counted, not lost)` : '';
+  const storeDown = r.refusedStoreDown > 0 ? `${count(r.refusedStoreDown)} more refused: store down (ERR_STORE; counted, not lost)` : '';
+  const cannotEncode = r.refusedCannotEncode > 0 ? `${count(r.refusedCannotEncode)} more refused: cannot encode (ERR_SERIALIZE)` : '';
   const reasons = Object.entries(r.deadLetterReasons).map(([code, n]) => `${code} ${count(n)}`).join(', ');
   const anyway = r.deadLetteredButDelivered > 0 ? `; ${count(r.deadLetteredButDelivered)} had arrived anyway` : '';
   return [
-    ['published', count(r.published), [marked, refused].filter((s) => s !== '').join('; ')],
+    ['published', count(r.published), [marked, refused, storeDown, cannotEncode].filter((s) => s !== '').join('; ')],
     ['delivered (unique)', count(r.delivered), `to ${count(r.customersReached)} customers`],
     ['delivered twice', count(r.deliveredTwice), `same webhook-id, in ${count(r.deliveredTwiceRequests)} requests; ignored by the receiver`],
     ['dead-lettered', count(r.deadLettered), reasons + anyway],
     ['still pending', count(r.pending), 'queued or claimed after close'],
-    ['lost', count(r.lost), 'published − delivered − dead-lettered − pending'],
+    ...refusedRows(r),
+    ['lost', count(r.lost), r.arrivedThoughRefused > 0 ? 'published − delivered − dead-lettered − pending + delivered though refused' : 'published − delivered − dead-lettered − pending'],
   ];
+}
+
+/** On Redis: the ERR_STORE refusals that were stored anyway (the write made it, the reply did not). */
+function refusedRows(r: ChaosReport): Row[] {
+  if (r.refusedStoreDown === 0) return [];
+  return [['delivered though refused', count(r.arrivedThoughRefused), 'publish rejected with ERR_STORE yet stored (reply lost): delivered or dead-lettered, not in published']];
 }
 
 function faultRows(r: ChaosReport): Row[] {

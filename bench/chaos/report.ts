@@ -1,12 +1,16 @@
 /**
  * A run's figures and the checks that decide its exit code. The central one:
  *
- *   lost = published − delivered − dead-lettered − still pending
+ *   lost = published − delivered − dead-lettered − still pending (+ arrived though refused)
  *
  * where `delivered` counts each record once (the receiver dedupes on `webhook-id`) and
  * `dead-lettered` leaves out the records the receiver had accepted anyway, so that no record is
- * subtracted twice. Anything but 0 fails the run: above 0 records vanished, below 0 a record
- * was counted twice (and shows as an order violation too).
+ * subtracted twice. On Redis, `published` leaves out the publishes refused with `ERR_STORE`
+ * (Redis down) or `ERR_SERIALIZE` (cannot encode): never stored, so not lost either. A publish
+ * refused with `ERR_STORE` may have been stored anyway (the reply was lost, not the write): such
+ * a record is delivered or dead-lettered though not in `published`, and is added back (see
+ * `refusals.ts`). Anything but 0 fails the run: above 0 records vanished, below 0 a record was
+ * counted twice (and shows as an order violation too).
  */
 import type { LatencyReport } from '../../src/cli/latency.js';
 import type { ProducerCounts } from '../../src/cli/producers.js';
@@ -17,6 +21,7 @@ import type { DeadLetterCounts } from './dead-letter-tally.js';
 import type { FaultCounts } from './faults.js';
 import type { HeapReport } from './heap-sampler.js';
 import type { MarkCounts } from './records.js';
+import { NO_REFUSALS, type RefusalCounts } from './refusals.js';
 
 /** Which run. */
 export type ScenarioName = 'chaos' | 'load';
@@ -46,6 +51,8 @@ export interface Check {
 /** What a report is computed from, read after the client closed. */
 export interface ReportInputs {
   settings: RunSettings;
+  /** The backend as the header names it. @default `in-memory queue` or `Redis queue` */
+  backendDescription?: string;
   elapsedMs: number;
   producers: ProducerCounts;
   marks: MarkCounts;
@@ -58,6 +65,8 @@ export interface ReportInputs {
   backendFaults: Record<string, number>;
   /** `error` events of the dispatcher (store failures, a failing dead-letter handler). */
   dispatcherErrors: number;
+  /** Publishes the Redis queue refused (and refused ones that arrived anyway). @default none */
+  refusals?: RefusalCounts;
   /** The scenario's own checks (load: the queue filled, the backlog drained, the heap bound). */
   scenarioChecks: Check[];
 }
@@ -65,11 +74,18 @@ export interface ReportInputs {
 /** A run's report; also what the tests assert on. */
 export interface ChaosReport {
   settings: RunSettings;
+  backendDescription: string;
   elapsedMs: number;
   /** Records the queue accepted. */
   published: number;
   /** Publishes refused with `QueueFullError`: never published, so not lost either. */
   queueFull: number;
+  /** Publishes refused with `ERR_STORE` (Redis down): not published, not lost. */
+  refusedStoreDown: number;
+  /** Publishes refused with `ERR_SERIALIZE` (the Redis codec cannot encode the record). */
+  refusedCannotEncode: number;
+  /** Records refused with `ERR_STORE` that were stored all the same (the reply was lost) and arrived. */
+  arrivedThoughRefused: number;
   /** Records published marked poison / unserializable. */
   poisonPublished: number;
   unserializablePublished: number;
@@ -108,8 +124,11 @@ export interface ChaosReport {
 /** Computes the report. */
 export function buildReport(input: ReportInputs): ChaosReport {
   const { producers, receiver, deadLetters, stats } = input;
+  const refusals = input.refusals ?? NO_REFUSALS;
+  // The producers count a refused publish as published (the refusal log swallowed its rejection).
+  const published = producers.published - refusals.storeDown - refusals.cannotEncode;
   const pending = stats.pending + stats.claimed;
-  const lost = producers.published - receiver.delivered - (deadLetters.values - deadLetters.deliveredAnyway) - pending;
+  const lost = published - receiver.delivered - (deadLetters.values - deadLetters.deliveredAnyway) - pending + refusals.arrivedAnyway;
   const checks: Check[] = [
     zero('lost', lost),
     zero('order violations', receiver.orderViolations),
@@ -125,9 +144,13 @@ export function buildReport(input: ReportInputs): ChaosReport {
   ];
   return {
     settings: input.settings,
+    backendDescription: input.backendDescription ?? (input.settings.backend === 'memory' ? 'in-memory queue' : 'Redis queue'),
     elapsedMs: Math.round(input.elapsedMs),
-    published: producers.published,
+    published,
     queueFull: producers.queueFull,
+    refusedStoreDown: refusals.storeDown,
+    refusedCannotEncode: refusals.cannotEncode,
+    arrivedThoughRefused: refusals.arrivedAnyway,
     poisonPublished: input.marks.poison,
     unserializablePublished: input.marks.unserializable,
     delivered: receiver.delivered,

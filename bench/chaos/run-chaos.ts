@@ -23,6 +23,10 @@ export interface ChaosOptions {
   faults?: FaultRates;
   /** @default CHAOS_MARKS */
   marks?: RecordMarks;
+  /** Redis: the server to use; `undefined` (the default) starts a redis-server of the run's own, which the run may restart and pause. */
+  redisUrl?: string | undefined;
+  /** The wait before each backend fault (Redis), uniform in [min, max) ms. @default [2_000, 8_000] */
+  backendFaultEveryMs?: readonly [min: number, max: number] | undefined;
 }
 
 /** One record in a thousand is poison, one in two thousand cannot be serialized. */
@@ -47,6 +51,8 @@ export async function runChaos(options: ChaosOptions, io: ChaosIO = {}): Promise
     retry: CHAOS_RETRY,
     publishMs: options.durationSeconds * 1000,
     io,
+    redisUrl: options.redisUrl,
+    backendFaultEveryMs: options.backendFaultEveryMs,
   });
   return session.finish();
 }

@@ -1,8 +1,8 @@
 /**
  * What every scenario sets up and tears down: the heap sampler, the chaos receiver, the backend's
- * push client, the demo's producers (publishing through the record marker), the dead-letter
- * tally, the backend's fault injections and the progress line; at the end, close (everything
- * pending goes out or is dead-lettered) and the report.
+ * push client, the demo's producers (publishing through the record marker and the refusal log),
+ * the dead-letter tally, the backend's fault injections and the progress line; at the end, close
+ * (everything pending goes out or is dead-lettered) and the report.
  */
 import { randomBytes } from 'node:crypto';
 import { startProducers, type Producers } from '../../src/cli/producers.js';
@@ -15,6 +15,7 @@ import type { FaultRates } from './faults.js';
 import { startHeapSampler, type HeapSampler } from './heap-sampler.js';
 import { randomStream } from './random.js';
 import { markingPublisher, type MarkingPublisher, type RecordMarks } from './records.js';
+import { RefusalLog } from './refusals.js';
 import { buildReport, type ChaosReport, type Check, type RunSettings } from './report.js';
 
 /** Where a run writes while it runs. */
@@ -32,6 +33,10 @@ export interface SessionConfig {
   /** How long the producers publish unless stopped earlier. */
   publishMs: number;
   io: ChaosIO;
+  /** Redis only: the server to use; `undefined` starts one of the run's own. */
+  redisUrl?: string | undefined;
+  /** The wait before each backend fault is uniform in [min, max) ms. @default [2_000, 8_000] */
+  backendFaultEveryMs?: readonly [min: number, max: number] | undefined;
 }
 
 /** A running session. */
@@ -59,30 +64,35 @@ export async function openSession(config: SessionConfig): Promise<Session> {
   const { settings } = config;
   const heap = startHeapSampler();
   const secret = `whsec_${randomBytes(32).toString('base64')}`;
+  const refusals = new RefusalLog();
   const receiver = await startChaosReceiver({
     secret,
     faults: config.faults,
     random: randomStream(settings.seed, 'receiver'),
     slowMs: SLOW_MS,
     retryAfterSeconds: 1,
+    onBooked: (records) => refusals.arrived(records),
   });
   let backend: ChaosBackend;
   try {
     backend = await createChaosClient({
       backend: settings.backend,
-      endpoint: (customer) => `${receiver.url}/hooks/${encodeURIComponent(customer)}`,
+      hooksUrl: `${receiver.url}/hooks/`,
       secret,
       lingerMs: settings.lingerMs,
       maxPending: settings.maxPending,
       retry: config.retry,
+      seed: settings.seed,
       random: randomStream(settings.seed, 'retry'),
+      redisUrl: config.redisUrl,
+      log: (line) => void config.io.stderr?.write(`chaos: ${line}\n`),
     });
   } catch (error) {
     heap.stop();
     await receiver.close();
     throw error;
   }
-  return new RunningSession(config, heap, receiver, backend);
+  return new RunningSession(config, heap, receiver, backend, refusals);
 }
 
 class RunningSession implements Session {
@@ -92,19 +102,24 @@ class RunningSession implements Session {
   readonly #backend: ChaosBackend;
   readonly #tally: DeadLetterTally;
   readonly #marker: MarkingPublisher;
+  readonly #refusals: RefusalLog;
   readonly #injector: BackendFaultInjector;
   readonly #progress: Progress | undefined;
   readonly #started = performance.now();
   #dispatcherErrors = 0;
   #phase: ProgressSnapshot['phase'] = 'publishing';
 
-  constructor(config: SessionConfig, heap: HeapSampler, readonly receiver: ChaosReceiver, backend: ChaosBackend) {
+  constructor(config: SessionConfig, heap: HeapSampler, readonly receiver: ChaosReceiver, backend: ChaosBackend, refusals: RefusalLog) {
     const { settings, io } = config;
     this.#config = config;
     this.#heap = heap;
     this.#backend = backend;
+    this.#refusals = refusals;
     this.#tally = new DeadLetterTally((id) => receiver.ledger.hasAccepted(id));
-    this.client.on('deadLetter', (letter) => this.#tally.add(letter));
+    this.client.on('deadLetter', (letter) => {
+      this.#tally.add(letter);
+      if (!receiver.ledger.hasAccepted(letter.id)) refusals.arrived(letter.values);
+    });
     this.client.on('error', (error) => {
       this.#dispatcherErrors++;
       io.stderr?.write(`chaos: dispatcher error: ${error.message}\n`);
@@ -112,7 +127,7 @@ class RunningSession implements Session {
     const client = this.client;
     this.#marker = markingPublisher((customer, record) => client.publish(customer, record), config.marks, randomStream(settings.seed, 'marks'));
     this.producers = startProducers({
-      publish: this.#marker.publish,
+      publish: refusals.wrap(this.#marker.publish),
       producers: PRODUCER_LOOPS,
       rate: settings.rate,
       customers: settings.customers,
@@ -122,7 +137,7 @@ class RunningSession implements Session {
     this.#injector = startBackendFaults({
       faults: backend.faults,
       random: randomStream(settings.seed, 'backend-faults'),
-      everyMs: BACKEND_FAULT_EVERY_MS,
+      everyMs: config.backendFaultEveryMs ?? BACKEND_FAULT_EVERY_MS,
       onError: (error) => io.stderr?.write(`chaos: backend fault failed: ${String(error)}\n`),
     });
     this.#progress = io.stderr === undefined ? undefined : startProgress({ stream: io.stderr, sample: () => this.#sample() });
@@ -146,6 +161,7 @@ class RunningSession implements Session {
       const stats = await this.client.stats();
       return buildReport({
         settings: this.#config.settings,
+        backendDescription: this.#backend.description,
         elapsedMs: performance.now() - this.#started,
         producers: this.producers.counts(),
         marks: this.#marker.counts(),
@@ -156,6 +172,7 @@ class RunningSession implements Session {
         heap: this.#heap.stop(),
         backendFaults,
         dispatcherErrors: this.#dispatcherErrors,
+        refusals: this.#refusals.counts(),
         scenarioChecks: scenarioChecks(),
       });
     } finally {
@@ -171,7 +188,8 @@ class RunningSession implements Session {
     return {
       phase: this.#phase,
       elapsedMs: performance.now() - this.#started,
-      published: this.producers.counts().published,
+      // The producers count a refused publish as published; the refusal log knows better.
+      published: this.producers.counts().published - this.#refusals.total,
       delivered: this.receiver.counts().delivered,
       requests: stats.requests,
       retries: stats.retries,

@@ -17,15 +17,20 @@ export type FlushFn<E, R> = (entries: E[]) => Promise<R[]>;
 
 /**
  * Collects entries until the end of the current tick (`setImmediate`), or until `maxEntries`
- * are waiting, then hands them to `flush` in one call. Flushes are not serialized: on one
- * connection Redis runs them in the order they were sent.
+ * are waiting, then hands them to `flush` in one call.
+ *
+ * One flush is in flight at a time; entries that arrive meanwhile go out, `maxEntries` at a
+ * time, as soon as it settles. Why: with several calls in flight, one that must be sent again
+ * (`EVAL` after `NOSCRIPT`, when a Redis restart emptied the script cache) runs after calls sent
+ * later, and a key's values would be stored out of publish order. Throughput does not suffer:
+ * while a flush is out, the next group grows.
  */
 export class Coalescer<E, R> {
   readonly #flush: FlushFn<E, R>;
   readonly #maxEntries: number;
   #waiting: Pending<E, R>[] = [];
   #scheduled: NodeJS.Immediate | undefined;
-  readonly #inFlight = new Set<Promise<void>>();
+  #sending: Promise<void> | undefined;
 
   constructor(flush: FlushFn<E, R>, maxEntries: number) {
     this.#flush = flush;
@@ -41,22 +46,22 @@ export class Coalescer<E, R> {
     });
   }
 
-  /** Sends what is waiting now, without waiting for the end of the tick. */
+  /** Sends what is waiting now (after the flush in flight, if any), without waiting for the end of the tick. */
   flushNow(): void {
     if (this.#scheduled !== undefined) clearImmediate(this.#scheduled);
     this.#scheduled = undefined;
-    const group = this.#waiting;
-    if (group.length === 0) return;
-    this.#waiting = [];
-    const done = this.#send(group);
-    this.#inFlight.add(done);
-    void done.finally(() => this.#inFlight.delete(done));
+    if (this.#sending !== undefined || this.#waiting.length === 0) return;
+    const group = this.#waiting.splice(0, this.#maxEntries);
+    this.#sending = this.#send(group).finally(() => {
+      this.#sending = undefined;
+      this.flushNow();
+    });
   }
 
-  /** Sends what is waiting and resolves once every flush sent so far has settled. */
+  /** Sends what is waiting and resolves once all of it has settled. */
   async drain(): Promise<void> {
     this.flushNow();
-    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+    while (this.#sending !== undefined) await this.#sending;
   }
 
   async #send(group: Pending<E, R>[]): Promise<void> {

@@ -20,7 +20,7 @@ export interface RedisQueueOptions<V> {
   /**
    * The client to use, or a Redis URL to connect to. A client passed in is used as it is and
    * never closed by the queue (see the README for the settings we recommend); a URL makes the
-   * queue open (and `quit()` close) its own connections, with `maxRetriesPerRequest: 1`, so a
+   * queue open (and `quit()` close) its own connections, with `maxRetriesPerRequest: 0`, so a
    * command issued while Redis is unreachable fails within about a second instead of hanging.
    * @default process.env.REDIS_URL, else 'redis://127.0.0.1:6379'
    */
@@ -144,14 +144,15 @@ export function resolveRedisQueueOptions<V>(options: RedisQueueOptions<V>): Reso
 }
 
 /**
- * A client for `url` with settings that make failures reach the caller quickly: a command
- * waits through one reconnect attempt at most (`maxRetriesPerRequest: 1`), reconnects back
- * off up to 1 s, and connection errors are kept off the console (they reach callers as
- * `StoreError`s instead).
+ * A client for `url` with settings that make failures reach the caller quickly and never
+ * write twice: commands in flight when the connection drops fail at once instead of being
+ * sent again after the reconnect (`maxRetriesPerRequest: 0`; ioredis would otherwise resend
+ * scripts Redis may already have run, storing a publish twice); reconnects back off up to 1 s;
+ * connection errors are kept off the console (they reach callers as `StoreError`s instead).
  */
 export function connect(url: string): Redis {
   const client = new Redis(url, {
-    maxRetriesPerRequest: 1,
+    maxRetriesPerRequest: 0,
     retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
   });
   client.on('error', () => {

@@ -1,6 +1,6 @@
 /**
  * `npm run chaos` as a user runs it, for what needs no run: the flags, `--help`, and the exit
- * code 2 of bad flags and of `--redis` in this build. The runs themselves are in chaos.test.ts.
+ * code 2 of bad flags. The runs themselves are in chaos.test.ts and chaos-redis.test.ts.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -46,8 +46,22 @@ describe('parseChaosArgs', () => {
     const parsed = parseChaosArgs(['--duration', '2.5', '--seed', '9', '--customers', '5', '--rate', '100', '--linger', '0', '--redis', '--scenario', 'chaos']);
     expect(parsed).toEqual({
       help: false,
-      args: { scenario: 'chaos', backend: 'redis', seed: 9, durationSeconds: 2.5, customers: 5, rate: 100, lingerMs: 0, maxPending: 10_000, recordBytes: 1024 },
+      args: {
+        scenario: 'chaos', backend: 'redis', redisUrl: undefined, seed: 9, durationSeconds: 2.5, customers: 5, rate: 100, lingerMs: 0,
+        maxPending: 10_000, recordBytes: 1024,
+      },
     });
+  });
+
+  it.each([
+    [['--redis'], undefined],
+    [['--redis', '--seed', '1'], undefined],
+    [['--seed', '1', '--redis'], undefined],
+    [['--redis', 'redis://127.0.0.1:6380/2'], 'redis://127.0.0.1:6380/2'],
+    [['--redis=rediss://cache.example:6379'], 'rediss://cache.example:6379'],
+  ])('%j runs on Redis, at %s (undefined: a redis-server of its own)', (argv, url) => {
+    const parsed = parseChaosArgs(argv);
+    expect(parsed).toMatchObject({ help: false, args: { backend: 'redis', redisUrl: url } });
   });
 
   it.each([
@@ -62,6 +76,10 @@ describe('parseChaosArgs', () => {
     [['stray'], undefined],
     [['--rate'], undefined],
     [['--scenario', 'load', '--duration', '10', '--max-pending', '10000'], '--max-pending'],
+    [['--redis', 'localhost:6379'], '--redis'],
+    [['--redis', 'http://127.0.0.1:6379'], '--redis'],
+    [['--redis', 'stray'], '--redis'],
+    [['--scenario', 'load', '--redis'], '--scenario'],
   ])('%j is a usage error', (argv, flag) => {
     let error: unknown;
     try {
@@ -89,10 +107,10 @@ describe.concurrent('npm run chaos', () => {
     expect(run.stderr).toContain('--rate must be a positive number');
   });
 
-  it('--redis says the backend is not available in this build and exits 2', async () => {
-    const run = await chaos(['--redis', '--duration', '1']);
+  it('--redis with something other than a redis:// URL exits 2 naming the flag, before starting anything', async () => {
+    const run = await chaos(['--redis', '127.0.0.1:6379', '--duration', '1']);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('not available in this build');
+    expect(run.stderr).toContain('--redis takes no value');
     expect(run.stdout).toBe('');
   });
 });

@@ -1,10 +1,12 @@
-/** The harness's small parts: seeded randomness, the fault draw, the record marker, backend fault injection. */
+/** The harness's small parts: seeded randomness, the fault draw, the record marker, the refusal log, backend fault injection. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startBackendFaults } from '../../bench/chaos/backend-faults.js';
 import { DEFAULT_FAULT_RATES, FAULT_KINDS, NO_FAULTS, pickFault, validFaultRates } from '../../bench/chaos/faults.js';
 import { mulberry32, randomStream } from '../../bench/chaos/random.js';
 import { markingPublisher, parseChaosRecords, type ChaosRecord } from '../../bench/chaos/records.js';
-import { QueueFullError } from '../../src/index.js';
+import { RefusalLog } from '../../bench/chaos/refusals.js';
+import { QueueFullError, StoreError } from '../../src/index.js';
+import { CodecError } from '../../src/redis/index.js';
 
 describe('seeded randomness', () => {
   it('repeats its draws for a seed, in [0, 1)', () => {
@@ -75,6 +77,31 @@ describe('markingPublisher', () => {
   });
 });
 
+describe('RefusalLog', () => {
+  const record = (seq: number) => ({ customer: 'c', seq, at: 1 });
+
+  it('counts and swallows ERR_STORE and ERR_SERIALIZE rejections, and lets everything else through', async () => {
+    const log = new RefusalLog();
+    const failWith = (error: Error) => log.wrap(async () => Promise.reject(error));
+    await failWith(new StoreError('down'))('c', record(0));
+    await failWith(new StoreError('down'))('c', record(1));
+    await failWith(new CodecError('bigint'))('c', record(2));
+    await expect(failWith(new QueueFullError(1))('c', record(3))).rejects.toBeInstanceOf(QueueFullError);
+    await log.wrap(async () => undefined)('c', record(4));
+    expect(() => log.wrap(() => { throw new QueueFullError(1); })('c', record(5))).toThrow(QueueFullError);
+    expect(log.counts()).toEqual({ storeDown: 2, cannotEncode: 1, arrivedAnyway: 0 });
+    expect(log.total).toBe(3);
+  });
+
+  it('counts a record refused with ERR_STORE that arrives anyway, once', async () => {
+    const log = new RefusalLog();
+    await log.wrap(async () => Promise.reject(new StoreError('reply lost')))('c', record(7));
+    log.arrived([record(6), record(7)]);
+    log.arrived([record(7)]);
+    expect(log.counts().arrivedAnyway).toBe(1);
+  });
+});
+
 describe('parseChaosRecords', () => {
   it('reads a JSON array of records, and nothing else', () => {
     expect(parseChaosRecords(Buffer.from('[{"customer":"c","seq":1,"at":2,"poison":true}]'))).toEqual([{ customer: 'c', seq: 1, at: 2, poison: true }]);
@@ -99,6 +126,17 @@ describe('startBackendFaults', () => {
     expect((counts['kill'] ?? 0) + (counts['pause'] ?? 0)).toBe(injected.length);
     await vi.advanceTimersByTimeAsync(1000);
     expect(injected.length).toBe((counts['kill'] ?? 0) + (counts['pause'] ?? 0));
+  });
+
+  it('injects every kind once per round, in a seeded order', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const injected: string[] = [];
+    const fault = (name: string) => ({ name, inject: async () => void injected.push(name) });
+    const injector = startBackendFaults({ faults: ['a', 'b', 'c'].map(fault), random: mulberry32(8), everyMs: [10, 20], onError: () => undefined });
+    await vi.advanceTimersByTimeAsync(200);
+    await injector.stop();
+    expect(injected.length).toBeGreaterThanOrEqual(9);
+    for (let round = 0; round + 3 <= injected.length; round += 3) expect(injected.slice(round, round + 3).sort()).toEqual(['a', 'b', 'c']);
   });
 
   it('does nothing without faults (the memory backend)', async () => {

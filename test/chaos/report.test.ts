@@ -73,6 +73,15 @@ describe('lost = published − delivered − dead-lettered − pending', () => {
     expect(twice.checks.filter((c) => !c.ok).map((c) => c.name)).toEqual(['lost', 'order violations']);
   });
 
+  it('leaves publishes refused on Redis out of published, and adds back the refused ones that arrived anyway', () => {
+    // 100 publishes counted by the producers: 10 refused with ERR_STORE (2 of them stored anyway and delivered), 1 with ERR_SERIALIZE.
+    const report = buildReport(inputs({ receiver: receiver(91), refusals: { storeDown: 10, cannotEncode: 1, arrivedAnyway: 2 } }));
+    expect(report).toMatchObject({ published: 89, refusedStoreDown: 10, refusedCannotEncode: 1, arrivedThoughRefused: 2, lost: 0, ok: true });
+    const text = formatReport(report);
+    expect(text).toMatch(/^ {2}published +89 +10 more refused: store down/m);
+    expect(text).toMatch(/^ {2}delivered though refused +2/m);
+  });
+
   it('fails the run when the dead-letter events and the dispatcher stats disagree', () => {
     const report = buildReport(inputs({ stats: stats({ deadLetteredValues: 3 }), receiver: receiver(100) }));
     expect(report.checks.find((c) => c.name === 'dead letters agree')?.ok).toBe(false);
