@@ -3,7 +3,7 @@
  * one request (or several, to respect `maxBodyBytes`), acks what the endpoint accepted, nacks
  * what must be retried with a backoff, and hands what cannot be delivered to the dead-letter path.
  */
-import { EventEmitter } from 'node:events';
+import { EventEmitter, setMaxListeners } from 'node:events';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { describeValue, InvalidEndpointError, QueueClosedError, QueueFullError } from '../errors.js';
 import type { ClaimedBatch } from '../queue/batch.js';
@@ -94,7 +94,8 @@ export class Dispatcher<K, V> extends EventEmitter<DispatcherEvents<K, V>> {
   readonly #latency = new LatencyHistogram();
   readonly #deadLetters: DeadLetterList<K, V>;
   readonly #circuit: KeyCircuit<K> | undefined;
-  readonly #requests = new Set<AbortController>();
+  /** Aborted at the close deadline: every request carries its signal (one controller, not one per request). */
+  readonly #stopRequests = new AbortController();
   readonly #idleWaiters = new Set<() => void>();
   readonly #counters = { sentBatches: 0, sentValues: 0, requests: 0, retries: 0, deadLetteredBatches: 0, deadLetteredValues: 0 };
   #state: 'new' | 'running' | 'closing' | 'closed' = 'new';
@@ -120,6 +121,8 @@ export class Dispatcher<K, V> extends EventEmitter<DispatcherEvents<K, V>> {
     this.#limit = pLimit(this.#o.concurrency);
     this.#deadLetters = new DeadLetterList(this.#o.maxDeadLetters);
     this.#circuit = this.#o.circuit === undefined ? undefined : new KeyCircuit(this.#o.circuit);
+    // Every request in flight listens to this one signal: more than Node's default ten is expected.
+    setMaxListeners(0, this.#stopRequests.signal);
     this.#o.signal?.addEventListener('abort', () => void this.close({ timeoutMs: 0 }), { once: true });
   }
 
@@ -339,11 +342,8 @@ export class Dispatcher<K, V> extends EventEmitter<DispatcherEvents<K, V>> {
       await this.#deadLetter(part, { code: 'too-large', message: `one value serializes to ${body.byteLength} bytes, over maxBodyBytes (${this.#o.maxBodyBytes})` });
       return { kind: 'done' };
     }
-    const controller = new AbortController();
-    this.#requests.add(controller);
     this.#counters.requests++;
-    const result = await attempt(this.#o, this.#transport, url, requestHeaders(this.#o, part, body, extra), body, controller.signal);
-    this.#requests.delete(controller);
+    const result = await attempt(this.#o, this.#transport, url, requestHeaders(this.#o, part, body, extra), body, this.#stopRequests.signal);
     if (result.ok) {
       await this.#source.ack(part);
       this.#acked(part, result.response.statusCode);
@@ -494,7 +494,7 @@ export class Dispatcher<K, V> extends EventEmitter<DispatcherEvents<K, V>> {
   /** The close deadline passed: abort requests; what is left is given up. */
   #stop(): void {
     this.#stopping = true;
-    for (const controller of this.#requests) controller.abort();
+    this.#stopRequests.abort();
     this.#schedulePump();
   }
 

@@ -2,7 +2,7 @@
  * HTTP out: one undici `Agent` (a keep-alive `Pool` per origin) unless the user injects a
  * dispatcher (a proxy agent, an interceptor chain, a `MockAgent` in tests).
  */
-import { Agent, request, type Dispatcher as UndiciDispatcher } from 'undici';
+import { Agent, type Dispatcher as UndiciDispatcher } from 'undici';
 
 /** What the endpoint answered. The body is read (up to a bound) so the socket goes back to the pool. */
 export interface DeliveryResponse {
@@ -52,22 +52,25 @@ export class Transport {
 
   /** POSTs `body` to `url`; rejects with undici's error on a network failure or timeout. */
   async post(url: URL, headers: Record<string, string>, body: Uint8Array, signal: AbortSignal): Promise<DeliveryResponse> {
-    const response = await request(url, {
+    // The dispatcher's own request(): the top-level one parses the URL again and copies the options.
+    const response = await this.#dispatcher.request({
+      origin: url.origin,
+      path: url.pathname + url.search,
       method: 'POST',
       headers,
       body,
       signal,
-      dispatcher: this.#dispatcher,
       headersTimeout: this.#options.headersTimeoutMs,
       bodyTimeout: this.#options.bodyTimeoutMs,
       // Every batch carries a stable webhook-id, so a replayed request is safe; this lets undici pipeline POSTs.
       idempotent: true,
       blocking: false,
     });
+    const empty = response.headers['content-length'] === '0';
     return {
       statusCode: response.statusCode,
       headers: response.headers,
-      body: await readBounded(response.body, this.#options.maxResponseBytes),
+      body: empty ? (await response.body.dump(), '') : await readBounded(response.body, this.#options.maxResponseBytes),
     };
   }
 

@@ -271,11 +271,7 @@ export abstract class BatchQueue<S, K, V> {
    * the key. `now` saves a clock read when the caller has one.
    */
   protected add(sortKey: S, key: K, value: V, now?: number): KeyState<S, K, V> {
-    checkKey(key);
-    if (value === undefined) throw new InvalidArgumentError('value', 'a value other than undefined', value);
-    if (this.#closed) throw new QueueClosedError();
-    if (this.#size + this.#claimed >= this.options.maxPending) throw new QueueFullError(this.options.maxPending);
-    const bytes = this.options.sizeOf === undefined ? -1 : this.#sizeOfChecked(value);
+    const bytes = this.#admit(key, value);
     const seq = this.#seq++;
     let state = this.#index.states.get(key);
     if (state === undefined) {
@@ -296,6 +292,22 @@ export abstract class BatchQueue<S, K, V> {
     } else if (this.#compare(sortKey, freshSortKey(state)) < 0) {
       this.#moveFresh(state, sortKey, seq);
     }
+    return state;
+  }
+
+  /**
+   * Appends `value` to a key that already has fresh values, leaving its place as it is: for a
+   * caller whose new sort key could not be smaller (a clock that never goes back), this saves
+   * the clock read and the comparison. `undefined` (nothing stored) when the key has no fresh values.
+   */
+  protected appendToRun(key: K, value: V): KeyState<S, K, V> | undefined {
+    const state = this.#index.states.get(key);
+    if (state === undefined || state.values.length === 0) return undefined;
+    const bytes = this.#admit(key, value);
+    this.#seq++;
+    state.values.push(value);
+    if (bytes >= 0) addSize(state, bytes);
+    this.#size++;
     return state;
   }
 
@@ -460,6 +472,15 @@ export abstract class BatchQueue<S, K, V> {
    */
   #sinceOf(now: number | undefined): number {
     return Math.floor((now ?? this.now()) - this.#origin);
+  }
+
+  /** Checks a publish (key, value, open, room) and returns the value's size (-1 without `sizeOf`). */
+  #admit(key: K, value: V): number {
+    checkKey(key);
+    if (value === undefined) throw new InvalidArgumentError('value', 'a value other than undefined', value);
+    if (this.#closed) throw new QueueClosedError();
+    if (this.#size + this.#claimed >= this.options.maxPending) throw new QueueFullError(this.options.maxPending);
+    return this.options.sizeOf === undefined ? -1 : this.#sizeOfChecked(value);
   }
 
   #sizeOfChecked(value: V): number {

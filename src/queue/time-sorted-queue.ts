@@ -51,10 +51,15 @@ export class TimeSortedQueue<K = string, V = unknown> extends BatchQueue<number,
    * @throws QueueClosedError after `close()`
    */
   publish(key: K, value: V): void {
-    const now = this.now();
-    const state = this.add(now + this.lingerMs, key, value, now);
+    // A key collecting values keeps its place: the clock only moves on, so a new value's due time
+    // is never earlier. Only a new key (or a new run of one) needs the clock.
+    let state = this.appendToRun(key, value);
+    if (state === undefined) {
+      const now = this.now();
+      state = this.add(now + this.lingerMs, key, value, now);
+    }
     const { maxBatchSize, maxBatchBytes } = this.options;
-    if (state.values.length >= maxBatchSize || (state.extra?.bytes ?? 0) >= maxBatchBytes) this.advance(state, now);
+    if (state.values.length >= maxBatchSize || (state.extra?.bytes ?? 0) >= maxBatchBytes) this.advance(state, this.now());
   }
 
   /** Removes and returns due batches; see {@link BatchQueue.pull} for the `maxMessages` rules. */
