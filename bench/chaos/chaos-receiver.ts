@@ -10,8 +10,8 @@
  * tell whether they arrived and sends them again, the case receivers dedupe for. A reset comes
  * before the body is read, so nothing is booked.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { answer, customerOf, listen, readBody } from '../../src/cli/http-receiving.js';
 import { DeliveryLedger, type LedgerCounts } from '../../src/cli/ledger.js';
 import { verifySignature } from '../../src/dispatch/signature.js';
 import { pickFault, zeroFaultCounts, type FaultCounts, type FaultRates } from './faults.js';
@@ -114,14 +114,9 @@ export async function startChaosReceiver(options: ChaosReceiverOptions): Promise
     answer(res, 200);
   };
 
-  const server = createServer((req, res) => {
-    // A request the client gave up on mid-body has nothing to book.
-    handle(req, res).catch(() => req.socket.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const server = await listen(handle);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: server.url,
     ledger,
     counts: () => ({ ...ledger.counts(), ...counts, faults: { ...counts.faults } }),
     setDown(value) {
@@ -130,9 +125,7 @@ export async function startChaosReceiver(options: ChaosReceiverOptions): Promise
     async close() {
       for (const timer of slowTimers) clearTimeout(timer);
       slowTimers.clear();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await closed;
+      await server.close();
     },
   };
 }
@@ -144,24 +137,5 @@ function resetMidBody(req: IncomingMessage): void {
   req.once('end', reset);
 }
 
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
 
-/** The customer of a `POST /hooks/<customer>`, or undefined for any other request. */
-function customerOf(req: IncomingMessage): string | undefined {
-  const match = req.method === 'POST' ? /^\/hooks\/([^/?]+)$/.exec(req.url ?? '') : null;
-  if (match?.[1] === undefined) return undefined;
-  try {
-    return decodeURIComponent(match[1]);
-  } catch {
-    return undefined;
-  }
-}
 
-function answer(res: ServerResponse, status: number, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { ...headers, 'content-type': 'text/plain' });
-  res.end(status === 200 ? 'ok' : '');
-}

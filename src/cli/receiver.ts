@@ -3,9 +3,9 @@
  * endpoint (`/hooks/<customer>`). It verifies each request's signature, fails a share of the
  * requests on purpose, and books the rest in a {@link DeliveryLedger}.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { verifySignature } from '../dispatch/signature.js';
+import { answer, customerOf, listen, readBody } from './http-receiving.js';
 import { DeliveryLedger, type LedgerCounts } from './ledger.js';
 import type { DemoRecord } from './producers.js';
 
@@ -77,40 +77,16 @@ export async function startReceiver(options: ReceiverOptions): Promise<DemoRecei
     if (fault === 'resets') return void req.socket.destroy();
     answer(res, 200);
   };
-  const server = createServer((req, res) => {
-    // A request the client aborted mid-body has nothing to book.
-    handler(req, res).catch(() => req.socket.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const server = await listen(handler);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: server.url,
     ledger,
     counts: () => ({ ...ledger.counts(), ...counts, injected: { ...counts.injected } }),
-    async close() {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await closed;
-    },
+    close: () => server.close(),
   };
 }
 
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
 
-/** The customer of a `POST /hooks/<customer>`, or undefined for any other request. */
-function customerOf(req: IncomingMessage): string | undefined {
-  const match = req.method === 'POST' ? /^\/hooks\/([^/?]+)$/.exec(req.url ?? '') : null;
-  if (match?.[1] === undefined) return undefined;
-  try {
-    return decodeURIComponent(match[1]);
-  } catch {
-    return undefined; // a malformed %-escape
-  }
-}
 
 /** The records of a body, or undefined when it is not a JSON array of demo records. */
 function parseRecords(body: Buffer): DemoRecord[] | undefined {
@@ -128,7 +104,3 @@ function isDemoRecord(value: unknown): value is DemoRecord {
   return typeof r === 'object' && r !== null && typeof r.customer === 'string' && Number.isInteger(r.seq) && Number.isFinite(r.at);
 }
 
-function answer(res: ServerResponse, status: number, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { ...headers, 'content-type': 'text/plain' });
-  res.end(status === 200 ? 'ok' : '');
-}
