@@ -15,7 +15,7 @@ export { TimeSortedQueue } from './queue/time-sorted-queue.js';
 export type { TimeSortedQueueOptions, TimeTakeOptions } from './queue/time-sorted-queue.js';
 export type { BatchSource, MaybePromise, QueueCounts, SourceClaimOptions } from './queue/batch-source.js';
 export { Dispatcher } from './dispatch/dispatcher.js';
-export type { DispatcherEvents, DispatcherStats, SentEvent, RetryEvent, CloseOptions } from './dispatch/dispatcher.js';
+export type { DispatcherEvents, DispatcherStats, SentEvent, RetryEvent, CloseOptions } from './dispatch/dispatcher-events.js';
 export type { DispatcherOptions, Endpoint, HeadersOption } from './dispatch/dispatcher-options.js';
 export { createPushClient, pushClientOver } from './dispatch/push-client.js';
 export type { PushClient, PushClientOptions, PublishQueue } from './dispatch/push-client.js';

@@ -6,7 +6,7 @@
  * the run's own redis-server, `CLIENT PAUSE` it (or, on a Redis given by URL, drop the run's
  * connections). Nothing else in the harness needs to know which backend it runs on.
  */
-import type { CloseOptions, DispatcherEvents, DispatcherStats } from '../../src/dispatch/dispatcher.js';
+import type { CloseOptions, DispatcherEvents, DispatcherStats } from '../../src/dispatch/dispatcher-events.js';
 import { createPushClient } from '../../src/dispatch/push-client.js';
 import type { Random } from './random.js';
 import { CHAOS_DISPATCH, customerUrl } from './dispatch-settings.js';

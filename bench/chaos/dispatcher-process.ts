@@ -9,7 +9,7 @@
  * it with SIGKILL on purpose.
  */
 import { createPushClient } from '../../src/redis/push-client.js';
-import type { DispatcherStats } from '../../src/dispatch/dispatcher.js';
+import type { DispatcherStats } from '../../src/dispatch/dispatcher-events.js';
 import { CHAOS_DISPATCH, customerUrl } from './dispatch-settings.js';
 import { configFromEnv, type DispatcherCounters, type DispatcherMessage } from './dispatcher-protocol.js';
 import { randomStream } from './random.js';

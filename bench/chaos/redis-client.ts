@@ -11,7 +11,7 @@
  * outage, and come back to another).
  */
 import { EventEmitter } from 'node:events';
-import type { CloseOptions, DispatcherStats } from '../../src/dispatch/dispatcher.js';
+import type { CloseOptions, DispatcherStats } from '../../src/dispatch/dispatcher-events.js';
 import type { DeadLetter } from '../../src/dispatch/dead-letters.js';
 import type { QueueCounts } from '../../src/queue/batch-source.js';
 import type { RedisTimeSortedQueue } from '../../src/redis/redis-time-sorted-queue.js';

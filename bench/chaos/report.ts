@@ -14,7 +14,7 @@
  */
 import type { LatencyReport } from '../../src/cli/latency.js';
 import type { ProducerCounts } from '../../src/cli/producers.js';
-import type { DispatcherStats } from '../../src/dispatch/dispatcher.js';
+import type { DispatcherStats } from '../../src/dispatch/dispatcher-events.js';
 import type { ChaosReceiverCounts } from './chaos-receiver.js';
 import type { BackendName } from './client.js';
 import type { DeadLetterCounts } from './dead-letter-tally.js';

@@ -3,7 +3,7 @@
  * The one place that knows about backends, so adding one touches nothing else.
  */
 import { randomBytes } from 'node:crypto';
-import type { CloseOptions } from '../dispatch/dispatcher.js';
+import type { CloseOptions } from '../dispatch/dispatcher-events.js';
 import { createPushClient, type PushClient } from '../dispatch/push-client.js';
 import type { DemoArgs } from './args.js';
 import type { DemoRecord } from './producers.js';

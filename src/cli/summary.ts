@@ -3,7 +3,7 @@
  * one request per record, the delivery latency, and the checks that decide the exit code.
  * One object, printed as text or (`--json`) as JSON with the same fields.
  */
-import type { DispatcherStats } from '../dispatch/dispatcher.js';
+import type { DispatcherStats } from '../dispatch/dispatcher-events.js';
 import type { DemoArgs } from './args.js';
 import { formatCount as count } from './format.js';
 import { LATENCY_BUCKETS_MS, type LatencyBucket, type LatencyReport } from './latency.js';

@@ -2,7 +2,8 @@
 import type { BatchSource } from '../queue/batch-source.js';
 import { TimeSortedQueue, type TimeSortedQueueOptions } from '../queue/time-sorted-queue.js';
 import * as check from '../validate.js';
-import { Dispatcher, type CloseOptions, type DispatcherEvents, type DispatcherStats } from './dispatcher.js';
+import { Dispatcher } from './dispatcher.js';
+import type { CloseOptions, DispatcherEvents, DispatcherStats } from './dispatcher-events.js';
 import type { DispatcherOptions } from './dispatcher-options.js';
 
 /** A queue a push client can publish to: a `TimeSortedQueue`, or a Redis one. */

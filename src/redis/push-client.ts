@@ -1,5 +1,5 @@
 /** createPushClient on Redis: a {@link RedisTimeSortedQueue} and a dispatcher over it, in one call. */
-import type { CloseOptions, DispatcherStats } from '../dispatch/dispatcher.js';
+import type { CloseOptions, DispatcherStats } from '../dispatch/dispatcher-events.js';
 import type { DispatcherOptions } from '../dispatch/dispatcher-options.js';
 import { pushClientOver, type PushClient } from '../dispatch/push-client.js';
 import * as check from '../validate.js';

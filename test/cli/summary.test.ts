@@ -3,7 +3,7 @@ import type { DemoArgs } from '../../src/cli/args.js';
 import type { LatencyReport } from '../../src/cli/latency.js';
 import type { ReceiverCounts } from '../../src/cli/receiver.js';
 import { buildSummary, formatSummary, type SummaryInputs } from '../../src/cli/summary.js';
-import type { DispatcherStats } from '../../src/dispatch/dispatcher.js';
+import type { DispatcherStats } from '../../src/dispatch/dispatcher-events.js';
 
 const args: DemoArgs = { customers: 200, rate: 20_000, lingerMs: 500, durationSeconds: 10, failRate: 0, producers: 4, redisUrl: undefined, json: false };
 
