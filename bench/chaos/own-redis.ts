@@ -1,10 +1,10 @@
 /**
- * The chaos run's own redis-server: on a free port of 127.0.0.1, persisting to a temp dir with
- * `appendonly yes` and `appendfsync always` (every acknowledged write is on disk before its
- * reply, so a kill -9 loses nothing that was acknowledged) and no RDB snapshots. The run kills it
- * with SIGKILL and starts it again on the same port and dir, and pauses it with `CLIENT PAUSE`.
- * Like test/redis/own-redis-server.ts, with what a harness needs besides: a clear error when
- * redis-server is missing or dies at start, and its log tail for the report of a failed start.
+ * A redis-server of our own, for the chaos run and the Redis restart tests: on a free port of
+ * 127.0.0.1, persisting to a temp dir with `appendonly yes` and `appendfsync always` (every
+ * acknowledged write is on disk before its reply, so a kill -9 loses nothing that was
+ * acknowledged) and no RDB snapshots. It can be killed with SIGKILL and started again on the same
+ * port and dir, and paused with `CLIENT PAUSE`; a missing or failing redis-server is a clear
+ * error with the log tail. The shared server on 6379 keeps nothing on disk and is never touched.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -48,7 +48,7 @@ export class OwnRedis {
 
   /** Starts a server on a free port and a new temp dir; resolves once it answers PING. */
   static async start(): Promise<OwnRedis> {
-    const server = new OwnRedis(await freePort(), mkdtempSync(join(tmpdir(), 'duebatch-chaos-redis-')));
+    const server = new OwnRedis(await freePort(), mkdtempSync(join(tmpdir(), 'duebatch-own-redis-')));
     try {
       await server.restart();
     } catch (error) {

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { freePort } from './own-redis-server.js';
+import { freePort } from '../../bench/chaos/own-redis.js';
 
 export class OwnRedisCluster {
   readonly #processes: ChildProcess[] = [];

@@ -6,7 +6,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RedisTimeSortedQueue } from '../../src/redis/index.js';
-import { OwnRedisServer } from './own-redis-server.js';
+import { OwnRedis } from '../../bench/chaos/own-redis.js';
 import { describeRedis } from './redis-helper.js';
 
 const nextTick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -25,11 +25,11 @@ function audit(values: number[]): { disorder: number; duplicates: number } {
 }
 
 describeRedis('publish under connection and script-cache faults', () => {
-  let server: OwnRedisServer;
+  let server: OwnRedis;
   let admin: Redis;
 
   beforeAll(async () => {
-    server = await OwnRedisServer.start();
+    server = await OwnRedis.start();
     admin = new Redis(server.url);
   });
 

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sleep, type ClaimedBatch } from '../../src/index.js';
 import { RedisTimeSortedQueue } from '../../src/redis/index.js';
-import { OwnRedisServer } from './own-redis-server.js';
+import { OwnRedis } from '../../bench/chaos/own-redis.js';
 import { describeRedis, testClient, uniquePrefix } from './redis-helper.js';
 
 type Queue = RedisTimeSortedQueue<string, string>;
@@ -37,9 +37,9 @@ function dispatchLoop(queue: Queue, signal: AbortSignal): { delivered: ClaimedBa
 }
 
 describeRedis('Redis restart', () => {
-  let server: OwnRedisServer;
+  let server: OwnRedis;
   beforeAll(async () => {
-    server = await OwnRedisServer.start();
+    server = await OwnRedis.start();
   });
   afterAll(async () => {
     await server.stop();

@@ -22,21 +22,13 @@
  * again instead of polling. A new lease needs no announcement: every idle queue is already armed
  * no later than the due time of the job it covers, and reads the lease then.
  */
+import { LUA_COMMON } from './lua-common.js';
 
 const DELAY_PRELUDE = `
 local DUE, WAIT, LEASE, META = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local base = string.sub(META, 1, -5)
-local now
-if ARGV[1] == '' then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-else
-  now = tonumber(ARGV[1])
-end
-
+${LUA_COMMON}
 local WAKE = base .. 'wake'
-
-local function num(x) return string.format('%.17g', x) end
 
 -- After a job was added to DUE at score at: announces it when it is (one of) the earliest there,
 -- the only case in which the next due time of an idle DelayQueue can have become earlier.
@@ -48,17 +40,6 @@ local function announce(at)
 end
 local function jKey(id) return base .. 'j:' .. id end
 local function member(seq, id) return string.format('%014x', tonumber(seq)) .. id end
-
-local function b36(n)
-  local digits, s = '0123456789abcdefghijklmnopqrstuvwxyz', ''
-  n = math.floor(n)
-  repeat
-    local d = n % 36
-    s = string.sub(digits, d + 1, d + 1) .. s
-    n = (n - d) / 36
-  until n == 0
-  return s
-end
 
 -- Removes id's pending job (from whichever index holds it); whether there was one.
 local function dropPending(id)

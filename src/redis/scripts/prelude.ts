@@ -21,41 +21,23 @@
  * w (0 = in no index, 1 = ready, 2 = deferred), since (publish time of the oldest fresh value).
  * Numbers cross into Lua as strings and back with %.17g, which round-trips every double.
  */
+import { LUA_COMMON } from './lua-common.js';
 export const PRELUDE = `
 local META, READY, DEFER, LEASE = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local base = string.sub(META, 1, -5)
-local now
-if ARGV[1] == '' then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-else
-  now = tonumber(ARGV[1])
-end
-local perKeyOrder = ARGV[2] == '1'
+${LUA_COMMON}local perKeyOrder = ARGV[2] == '1'
 local shard = ARGV[3]
 local timed = ARGV[4] == 't'
 local channel = ARGV[5]
 local dPending, dClaimed, dKeys = 0, 0, 0
 local wakeAt = nil
 
-local function num(x) return string.format('%.17g', x) end
 local function sKey(key) return base .. 's:' .. key end
 local function vKey(key) return base .. 'v:' .. key end
 local function rKey(key) return base .. 'r:' .. key end
 local function bKey(id) return base .. 'b:' .. id end
 local function member(seq, key) return string.format('%014x', seq) .. key end
 local function wake(at) if wakeAt == nil or at < wakeAt then wakeAt = at end end
-
-local function b36(n)
-  local digits, s = '0123456789abcdefghijklmnopqrstuvwxyz', ''
-  n = math.floor(n)
-  repeat
-    local d = n % 36
-    s = string.sub(digits, d + 1, d + 1) .. s
-    n = (n - d) / 36
-  until n == 0
-  return s
-end
 
 local epoch = nil
 -- Reserves 'count' numbers of counter 'field'; returns the first.
