@@ -2,35 +2,15 @@
  * `npm run chaos` as a user runs it, for what needs no run: the flags, `--help`, and the exit
  * code 2 of bad flags. The runs themselves are in chaos.test.ts and chaos-redis.test.ts.
  */
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseChaosArgs } from '../../bench/chaos/args.js';
 import { UsageError } from '../../src/cli/usage-error.js';
+import { runScript, type Run } from '../support/run-script.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `bench/chaos.ts <args>` as the package script does; kills it if it hangs. */
-function chaos(args: string[], timeoutMs = 15_000): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'bench/chaos.ts', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+/** Runs `bench/chaos.ts <args>` as the package script does. */
+function chaos(args: string[], timeoutMs?: number): Promise<Run> {
+  return runScript('bench/chaos.ts', args, timeoutMs);
 }
 
 describe('parseChaosArgs', () => {

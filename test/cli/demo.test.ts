@@ -2,35 +2,15 @@
  * The demo as a user runs it: a child process, flags in, exit code and output out.
  * Small settings keep each run to a few seconds.
  */
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
 import type { DemoSummary } from '../../src/cli/summary.js';
 import { redisAvailable, redisUrl, testClient } from '../redis/redis-helper.js';
+import { runScript, type Run } from '../support/run-script.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `duebatch <args>` from the sources; kills it if it hangs. */
-function duebatch(args: string[], timeoutMs = 15_000): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+/** Runs `src/cli/main.ts <args>` as the package script does. */
+function duebatch(args: string[], timeoutMs?: number): Promise<Run> {
+  return runScript('src/cli/main.ts', args, timeoutMs);
 }
 
 // 20 customers at 2000 records/s get 100 records/s each: about 20 per 200 ms window.
