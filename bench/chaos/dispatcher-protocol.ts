@@ -5,6 +5,7 @@
 import type { DeadLetterCode } from '../../src/dispatch/dead-letters.js';
 import type { ChaosRetry } from './client.js';
 import type { ChaosRecord } from './records.js';
+import type { DispatcherStats } from '../../src/dispatch/dispatcher-events.js';
 
 /** The environment variable holding a child's {@link DispatcherProcessConfig} as JSON. */
 export const CONFIG_ENV = 'DUEBATCH_CHAOS_DISPATCHER';
@@ -29,14 +30,10 @@ export interface DispatcherProcessConfig {
 }
 
 /** A dispatcher's counters (the figures of `Dispatcher.stats()` a harness can add up over processes). */
-export interface DispatcherCounters {
-  sentBatches: number;
-  sentValues: number;
-  requests: number;
-  retries: number;
-  deadLetteredBatches: number;
-  deadLetteredValues: number;
-}
+export type DispatcherCounters = Pick<
+  DispatcherStats,
+  'sentBatches' | 'sentValues' | 'requests' | 'retries' | 'deadLetteredBatches' | 'deadLetteredValues'
+>;
 
 /** A dead letter as it crosses the process boundary (the reason's `error` object stays behind). */
 export interface WireDeadLetter {
